@@ -1,0 +1,65 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Kakapo",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Kakapo", targets: ["Kakapo"]),
+        .executable(name: "kakapo", targets: ["kakapo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(name: "KakapoHTTP"),
+        .target(name: "KakapoJSON"),
+        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
+        .target(
+            name: "KakapoProxy",
+            dependencies: [
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Kakapo",
+            dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoProxy"]
+        ),
+        .executableTarget(
+            name: "kakapo",
+            dependencies: [
+                "Kakapo",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "KakapoTestSupport",
+            dependencies: [
+                "KakapoHTTP", "KakapoUpstream",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/KakapoTestSupport"
+        ),
+        .testTarget(name: "KakapoJSONTests", dependencies: ["KakapoJSON"]),
+        .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette"]),
+        .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
+        .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "Kakapo", "KakapoTestSupport"]),
+    ]
+)

@@ -1,0 +1,43 @@
+#ifndef KAKAPO_CCURL_SHIM_H
+#define KAKAPO_CCURL_SHIM_H
+
+#include <curl/curl.h>
+
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call.
+// These typed wrappers give Swift one entry point per argument type.
+
+typedef size_t (*kakapo_curl_data_callback)(char *data, size_t size, size_t count, void *userdata);
+
+static inline CURLcode kakapo_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_setopt_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_setopt_callback(CURL *handle, CURLoption option, kakapo_curl_data_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode kakapo_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode kakapo_curl_global_init(void) {
+    return curl_global_init(CURL_GLOBAL_ALL);
+}
+
+#endif

@@ -1,0 +1,167 @@
+import KakapoHTTP
+import KakapoJSON
+
+/// Converts between `Cassette` and its JSON form (documented field by field in `cassettes/README.md`).
+public enum CassetteCodec {
+    /// The JSON value of `cassette`, with members in a fixed order so saving is deterministic.
+    public static func encode(_ cassette: Cassette) -> JSONValue {
+        .object([
+            "version": .number(JSONNumber(cassette.version)),
+            "interactions": .array(cassette.interactions.map(encode)),
+        ])
+    }
+
+    /// The bytes of the cassette file: readable layout and a trailing newline.
+    public static func encodeFile(_ cassette: Cassette) -> [UInt8] {
+        var bytes = JSONWriter(layout: .readable).write(encode(cassette))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    static func encode(_ interaction: Interaction) -> JSONValue {
+        var request: JSONObject = [
+            "method": .string(interaction.request.method.rawValue),
+            "url": .string(interaction.request.target),
+            "headers": encode(interaction.request.headers),
+        ]
+        if let body = BodyCoding.encode(interaction.request.body, headers: interaction.request.headers) {
+            request["body"] = body
+        }
+        var response: JSONObject = [
+            "status": .number(JSONNumber(interaction.response.status)),
+            "headers": encode(interaction.response.headers),
+        ]
+        if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
+            response["body"] = body
+        }
+        return .object([
+            "request": .object(request),
+            "response": .object(response),
+            "recordedAt": .string(interaction.recordedAt),
+            "durationMs": .number(JSONNumber(literal: formatMilliseconds(interaction.durationMilliseconds))),
+        ])
+    }
+
+    static func encode(_ headers: HTTPHeaders) -> JSONValue {
+        .array(headers.fields.map { .array([.string($0.name), .string($0.value)]) })
+    }
+
+    static func formatMilliseconds(_ value: Double) -> String {
+        let rounded = (value * 10).rounded() / 10
+        if rounded == rounded.rounded() { return String(Int(rounded)) }
+        return String(rounded)
+    }
+
+    /// Decodes a parsed cassette document; errors carry the path to the offending value.
+    static func decode(_ value: JSONValue) throws(CassetteDecodingError) -> Cassette {
+        let root = try object(value, at: [])
+        let versionValue = try required(root, "version", at: [])
+        guard let version = versionValue.numberValue?.intValue else {
+            throw CassetteDecodingError(path: [.key("version")], message: "\"version\" must be an integer, found \(versionValue.kindDescription)")
+        }
+        guard version >= 1 && version <= Cassette.currentVersion else {
+            throw CassetteDecodingError(
+                path: [.key("version")],
+                message: "unsupported cassette version \(version); this build reads version \(Cassette.currentVersion)")
+        }
+        let list = try required(root, "interactions", at: [])
+        guard let items = list.arrayValue else {
+            throw CassetteDecodingError(path: [.key("interactions")], message: "\"interactions\" must be an array, found \(list.kindDescription)")
+        }
+        var interactions: [Interaction] = []
+        interactions.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            interactions.append(try decodeInteraction(item, at: [.key("interactions"), .index(index)]))
+        }
+        return Cassette(version: version, interactions: interactions)
+    }
+
+    static func decodeInteraction(_ value: JSONValue, at path: [JSONPathComponent]) throws(CassetteDecodingError)
+        -> Interaction
+    {
+        let object = try object(value, at: path)
+        let requestPath = path + [.key("request")]
+        let request = try self.object(try required(object, "request", at: path), at: requestPath)
+        let responsePath = path + [.key("response")]
+        let response = try self.object(try required(object, "response", at: path), at: responsePath)
+
+        let method = try string(try required(request, "method", at: requestPath), at: requestPath + [.key("method")])
+        guard !method.isEmpty, method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw CassetteDecodingError(path: requestPath + [.key("method")], message: "\"method\" must be an HTTP method such as \"GET\"")
+        }
+        let url = try string(try required(request, "url", at: requestPath), at: requestPath + [.key("url")])
+        guard url.hasPrefix("/") else {
+            throw CassetteDecodingError(path: requestPath + [.key("url")], message: "\"url\" must start with '/' (path and query as sent)")
+        }
+        let requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
+        let requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
+
+        let statusValue = try required(response, "status", at: responsePath)
+        guard let status = statusValue.numberValue?.intValue, (100...999).contains(status) else {
+            throw CassetteDecodingError(path: responsePath + [.key("status")], message: "\"status\" must be an integer from 100 to 999")
+        }
+        let responseHeaders = try headers(response["headers"], at: responsePath + [.key("headers")])
+        let responseBody = try BodyCoding.decode(response["body"], path: responsePath + [.key("body")])
+
+        var recordedAt = ""
+        if let value = object["recordedAt"] { recordedAt = try string(value, at: path + [.key("recordedAt")]) }
+        var duration = 0.0
+        if let value = object["durationMs"] {
+            guard let number = value.numberValue else {
+                throw CassetteDecodingError(path: path + [.key("durationMs")], message: "\"durationMs\" must be a number")
+            }
+            duration = number.doubleValue
+        }
+        return Interaction(
+            request: HTTPRequest(method: HTTPMethod(method), target: url, headers: requestHeaders, body: requestBody),
+            response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
+            recordedAt: recordedAt,
+            durationMilliseconds: duration)
+    }
+
+    static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTPHeaders {
+        guard let value else { return HTTPHeaders() }
+        guard let pairs = value.arrayValue else {
+            throw CassetteDecodingError(path: path, message: "\"headers\" must be an array of [name, value] pairs")
+        }
+        var headers = HTTPHeaders()
+        for (index, pair) in pairs.enumerated() {
+            guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue,
+                let fieldValue = items[1].stringValue
+            else {
+                throw CassetteDecodingError(path: path + [.index(index)], message: "a header must be a [name, value] pair of strings")
+            }
+            guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 >= 0x7F }) else {
+                throw CassetteDecodingError(path: path + [.index(index)], message: "invalid header name \"\(name)\"")
+            }
+            guard !fieldValue.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
+                throw CassetteDecodingError(path: path + [.index(index)], message: "header \"\(name)\" has a line break in its value")
+            }
+            headers.add(name: name, value: fieldValue)
+        }
+        return headers
+    }
+
+    static func object(_ value: JSONValue, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> JSONObject {
+        guard let object = value.objectValue else {
+            throw CassetteDecodingError(path: path, message: "expected an object, found \(value.kindDescription)")
+        }
+        return object
+    }
+
+    static func string(_ value: JSONValue, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> String {
+        guard let string = value.stringValue else {
+            throw CassetteDecodingError(path: path, message: "expected a string, found \(value.kindDescription)")
+        }
+        return string
+    }
+
+    static func required(_ object: JSONObject, _ key: String, at path: [JSONPathComponent]) throws(CassetteDecodingError)
+        -> JSONValue
+    {
+        guard let value = object[key] else {
+            throw CassetteDecodingError(path: path, message: "missing \"\(key)\"")
+        }
+        return value
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import KakapoJSON
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Reads and writes cassette files. Saving is atomic: the bytes go to a temporary file in the same folder,
+/// which is flushed to disk and then renamed over the cassette, so the file is always a complete cassette.
+public enum CassetteFile {
+    /// Loads the cassette at `path`; every failure names the file, and the line and column where known.
+    public static func load(_ path: String) throws(CassetteError) -> Cassette {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            throw CassetteError(code: .unreadable, file: path, message: reason)
+        }
+        return try decode(Array(data), file: path)
+    }
+
+    /// Decodes cassette bytes; `file` is the name used in error messages.
+    public static func decode(_ bytes: [UInt8], file: String) throws(CassetteError) -> Cassette {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes, options: .init(rejectDuplicateKeys: true))
+        } catch {
+            throw CassetteError(code: .syntax, file: file, line: error.line, column: error.column, message: error.message)
+        }
+        do {
+            return try CassetteCodec.decode(value)
+        } catch {
+            let location = JSONParser.location(of: error.path, in: bytes)
+            let at = error.path.isEmpty ? "" : " (at \(error.path.pointer))"
+            throw CassetteError(
+                code: .invalid, file: file, line: location?.line, column: location?.column, message: error.message + at)
+        }
+    }
+
+    /// Loads the cassette at `path`, or an empty one when no file exists there yet.
+    public static func loadIfPresent(_ path: String) throws(CassetteError) -> Cassette {
+        if !FileManager.default.fileExists(atPath: path) { return Cassette() }
+        return try load(path)
+    }
+
+    /// Writes `cassette` to `path` atomically.
+    public static func save(_ cassette: Cassette, to path: String) throws(CassetteError) {
+        try write(CassetteCodec.encodeFile(cassette), to: path)
+    }
+
+    /// Writes `bytes` to `path` atomically: temporary file, fsync, rename.
+    public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else {
+            throw CassetteError(code: .notWritable, file: path, message: "cannot create \(temporary): \(lastError())")
+        }
+        var written = 0
+        let failure: String? = bytes.withUnsafeBytes { raw in
+            while written < raw.count {
+                let result = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return lastError()
+                }
+                written += result
+            }
+            return fsync(descriptor) == 0 ? nil : lastError()
+        }
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw CassetteError(code: .notWritable, file: path, message: "cannot write: \(failure)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = lastError()
+            unlink(temporary)
+            throw CassetteError(code: .notWritable, file: path, message: "cannot replace the file: \(reason)")
+        }
+    }
+
+    /// Checks that a cassette can be written at `path`, creating nothing that stays behind.
+    public static func checkWritable(_ path: String) throws(CassetteError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CassetteError(code: .notWritable, file: path, message: "the folder \(directory) does not exist")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw CassetteError(code: .notWritable, file: path, message: "the folder \(directory) is not writable")
+        }
+    }
+
+    static func lastError() -> String { String(cString: strerror(errno)) }
+}

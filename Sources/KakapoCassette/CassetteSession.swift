@@ -1,0 +1,169 @@
+import Foundation
+import KakapoHTTP
+
+/// A cassette in use by one run of the proxy: answers lookups, takes new recordings, and keeps the file on
+/// disk current. Recordings are saved atomically by a background thread within `saveInterval` of being
+/// added, so the file is always a complete cassette and a crash loses at most the last interval.
+///
+/// Only interactions that were in the file when the session started are played back; what this session
+/// records is written, not replayed (a recording run forwards every request, as users expect).
+public final class CassetteSession: @unchecked Sendable {
+    // @unchecked Sendable: every stored var below is read and written only while `condition` is locked.
+    public let path: String
+    public let redactor: Redactor
+    private let condition = NSCondition()
+    private var cassette: Cassette
+    private var index: InteractionIndex
+    private let originalCount: Int
+    private var replaced: Set<Int> = []
+    private var recorded = 0
+    private var generation = 0
+    private var savedGeneration = 0
+    private var saver: Thread?
+    private var saverRunning = false
+    private var stopping = false
+    private var lastSaveError: CassetteError?
+    private let onSaveError: @Sendable (CassetteError) -> Void
+
+    /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
+    public init(
+        path: String, cassette: Cassette, redactor: Redactor = Redactor(),
+        repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast,
+        onSaveError: @escaping @Sendable (CassetteError) -> Void = { _ in }
+    ) {
+        self.path = path
+        self.redactor = redactor
+        self.cassette = cassette
+        self.originalCount = cassette.interactions.count
+        self.onSaveError = onSaveError
+        var index = InteractionIndex(redactor: redactor, repeatPolicy: repeatPolicy)
+        for (position, interaction) in cassette.interactions.enumerated() {
+            index.insert(interaction, at: position)
+        }
+        self.index = index
+    }
+
+    /// The recorded answer for `request`, advancing the playback of repeated requests; nil for a miss.
+    public func play(_ request: HTTPRequest) -> Interaction? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let position = index.play(request) else { return nil }
+        return cassette.interactions[position]
+    }
+
+    /// Adds a recording (after redaction). With `replacing`, it takes the place of the first original
+    /// interaction for the same request that this session has not replaced yet (mode `all`), so
+    /// re-recording the same traffic gives a minimal diff.
+    public func record(_ interaction: Interaction, replacing: Bool) {
+        let clean = redactor.redact(interaction)
+        condition.lock()
+        defer { condition.unlock() }
+        if replacing,
+            let position = index.candidates(for: interaction.request).first(where: { !replaced.contains($0) })
+        {
+            replaced.insert(position)
+            cassette.interactions[position] = clean
+        } else {
+            cassette.interactions.append(clean)
+        }
+        recorded += 1
+        generation += 1
+        condition.signal()
+    }
+
+    /// The report that explains why `request` missed.
+    public func missReport(for request: HTTPRequest) -> MissReport {
+        let snapshot = self.snapshot
+        return MissReport(request: request, cassette: snapshot, redactor: redactor)
+    }
+
+    /// A copy of the cassette as it is now.
+    public var snapshot: Cassette {
+        condition.lock()
+        defer { condition.unlock() }
+        return cassette
+    }
+
+    /// How many interactions this session recorded.
+    public var recordedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return recorded
+    }
+
+    /// The original interactions that were never played, by position.
+    public var unusedPositions: [Int] {
+        condition.lock()
+        defer { condition.unlock() }
+        let used = index.usedPositions
+        return (0..<originalCount).filter { !used.contains($0) && !replaced.contains($0) }
+    }
+
+    /// Starts the background thread that saves new recordings within `interval` seconds.
+    public func startAutosave(interval: TimeInterval = 0.2) {
+        condition.lock()
+        guard saver == nil else {
+            condition.unlock()
+            return
+        }
+        saverRunning = true
+        let thread = Thread { [self] in autosaveLoop(interval: interval) }
+        thread.name = "kakapo-cassette-saver"
+        saver = thread
+        condition.unlock()
+        thread.start()
+    }
+
+    private func autosaveLoop(interval: TimeInterval) {
+        condition.lock()
+        while !stopping {
+            if generation == savedGeneration {
+                condition.wait()
+                continue
+            }
+            // Gather what arrived in a short window, then write it all at once.
+            _ = condition.wait(until: Date(timeIntervalSinceNow: interval / 4))
+            saveLocked()
+            if lastSaveError != nil, !stopping {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
+            }
+        }
+        saverRunning = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Called with the lock held; releases it while writing.
+    private func saveLocked() {
+        guard generation != savedGeneration else { return }
+        let target = generation
+        let bytes = CassetteCodec.encodeFile(cassette)
+        condition.unlock()
+        var failure: CassetteError?
+        do {
+            try CassetteFile.write(bytes, to: path)
+        } catch {
+            failure = error
+        }
+        condition.lock()
+        if let failure {
+            if lastSaveError != failure { onSaveError(failure) }
+            lastSaveError = failure
+        } else {
+            lastSaveError = nil
+            savedGeneration = max(savedGeneration, target)
+        }
+    }
+
+    /// Stops the background saver and writes anything not yet saved. Throws if the final save fails.
+    public func close() throws(CassetteError) {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while saverRunning { condition.wait() }
+        saveLocked()
+        let error = generation == savedGeneration ? nil : lastSaveError
+        condition.unlock()
+        if let error { throw error }
+    }
+}

@@ -1,0 +1,18 @@
+import KakapoHTTP
+
+/// One recorded exchange: the request as it was sent upstream and the response that came back.
+public struct Interaction: Hashable, Sendable {
+    public var request: HTTPRequest
+    public var response: HTTPResponse
+    /// When the response was received, as an ISO 8601 timestamp (`2026-11-22T06:30:00.123Z`).
+    public var recordedAt: String
+    /// How long the upstream took to answer, in milliseconds.
+    public var durationMilliseconds: Double
+
+    public init(request: HTTPRequest, response: HTTPResponse, recordedAt: String, durationMilliseconds: Double) {
+        self.request = request
+        self.response = response
+        self.recordedAt = recordedAt
+        self.durationMilliseconds = durationMilliseconds
+    }
+}

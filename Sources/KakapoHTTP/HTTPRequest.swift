@@ -1,0 +1,57 @@
+/// A complete HTTP request as Kakapo sees it: method, target (path and query as sent), headers and body.
+public struct HTTPRequest: Hashable, Sendable {
+    public var method: HTTPMethod
+    /// The request target as sent: path plus an optional `?query`.
+    public var target: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The path part of the target, without the query.
+    public var path: String {
+        guard let mark = target.firstIndex(of: "?") else { return target }
+        return String(target[..<mark])
+    }
+
+    /// The raw query string after `?`, or nil when the target has none.
+    public var query: String? {
+        guard let mark = target.firstIndex(of: "?") else { return nil }
+        return String(target[target.index(after: mark)...])
+    }
+
+    /// The query parameters in order, split on `&` and `=`, still percent-encoded.
+    public var queryItems: [QueryItem] { QueryItem.parse(query) }
+}
+
+/// One `name=value` pair of a query string, kept percent-encoded as sent.
+public struct QueryItem: Hashable, Sendable, Comparable {
+    public var name: String
+    public var value: String?
+
+    public init(name: String, value: String?) {
+        self.name = name
+        self.value = value
+    }
+
+    public static func < (lhs: QueryItem, rhs: QueryItem) -> Bool {
+        if lhs.name != rhs.name { return lhs.name < rhs.name }
+        return (lhs.value ?? "") < (rhs.value ?? "")
+    }
+
+    /// Splits a raw query string into items; empty segments are skipped.
+    public static func parse(_ query: String?) -> [QueryItem] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            if let equals = part.firstIndex(of: "=") {
+                return QueryItem(name: String(part[..<equals]), value: String(part[part.index(after: equals)...]))
+            }
+            return QueryItem(name: String(part), value: nil)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// A JSON number kept as the text it was written with (`1.0` stays `1.0`, `1e3` stays `1e3`).
+public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
+    /// The number exactly as written in JSON.
+    public let literal: String
+
+    /// Wraps text that is already a valid JSON number.
+    public init(literal: String) { self.literal = literal }
+
+    public init(_ value: Int) { self.literal = String(value) }
+
+    public init(_ value: Double) {
+        if value.isFinite, value == value.rounded(.towardZero), abs(value) < 1e15 {
+            self.literal = String(Int64(value))
+        } else if value.isFinite {
+            self.literal = "\(value)"
+        } else {
+            self.literal = "0"  // JSON has no infinity or NaN
+        }
+    }
+
+    public var description: String { literal }
+
+    /// The value as an integer, when it is one exactly.
+    public var intValue: Int? { Int(literal) }
+
+    /// The value as a double (approximate for very long literals).
+    public var doubleValue: Double { Double(literal) ?? 0 }
+
+    /// True when both literals denote the same number.
+    public func isEquivalent(to other: JSONNumber) -> Bool {
+        literal == other.literal || doubleValue == other.doubleValue
+    }
+}

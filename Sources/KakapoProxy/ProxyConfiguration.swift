@@ -1,0 +1,44 @@
+import KakapoCassette
+import KakapoUpstream
+
+/// Everything a proxy run needs to know; the CLI builds one from its flags.
+public struct ProxyConfiguration: Sendable {
+    /// The address to bind; 127.0.0.1 unless the user asks otherwise.
+    public var host: String
+    /// The port to bind; 0 picks a free one.
+    public var port: Int
+    public var mode: ProxyMode
+    /// The cassette file; nil runs without one (passthrough only).
+    public var cassettePath: String?
+    /// The upstream; required by every mode but `none`.
+    public var upstream: UpstreamConfiguration?
+    public var redactor: Redactor
+    public var repeatPolicy: InteractionIndex.RepeatPolicy
+    /// The status a miss answers with.
+    public var missStatus: Int
+    /// The largest request body accepted, in bytes; a larger one gets 413.
+    public var maximumRequestBodyBytes: Int
+    /// How long shutdown waits for requests in flight, in seconds.
+    public var shutdownGracePeriod: Double
+    /// Event loop threads; defaults to the number of cores.
+    public var threads: Int?
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,
+        upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
+        repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,
+        maximumRequestBodyBytes: Int = 64 << 20, shutdownGracePeriod: Double = 10, threads: Int? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.mode = mode
+        self.cassettePath = cassettePath
+        self.upstream = upstream
+        self.redactor = redactor
+        self.repeatPolicy = repeatPolicy
+        self.missStatus = missStatus
+        self.maximumRequestBodyBytes = maximumRequestBodyBytes
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.threads = threads
+    }
+}

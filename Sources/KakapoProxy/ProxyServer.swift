@@ -1,0 +1,145 @@
+import Foundation
+import KakapoCassette
+import KakapoUpstream
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The Kakapo proxy: an HTTP/1.1 server on SwiftNIO that answers through the `RequestPipeline`.
+///
+/// ```swift
+/// let server = try ProxyServer(configuration: .init(port: 0, mode: .none, cassettePath: "cassettes/demo.json"))
+/// let port = try await server.start()
+/// // ... clients talk to http://127.0.0.1:\(port) ...
+/// let summary = await server.shutdown()
+/// ```
+public final class ProxyServer: Sendable {
+    public let configuration: ProxyConfiguration
+    public let pipeline: RequestPipeline
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let tracker = InFlightTracker()
+    private let channel = NIOLockedValueBox<(any Channel)?>(nil)
+
+    /// Validates the configuration and loads the cassette; binds nothing yet.
+    /// Throws `ProxyError` for an inconsistent configuration and `CassetteError` for a bad cassette.
+    public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
+        let mode = configuration.mode
+        if mode.usesUpstream && configuration.upstream == nil {
+            throw ProxyError(code: .configuration, message: "mode '\(mode.rawValue)' needs an upstream (--upstream URL)")
+        }
+        if mode.records && configuration.cassettePath == nil {
+            throw ProxyError(code: .configuration, message: "mode '\(mode.rawValue)' records, so it needs a cassette (--cassette FILE)")
+        }
+        if mode == .none && configuration.cassettePath == nil {
+            throw ProxyError(code: .configuration, message: "replay needs a cassette (--cassette FILE)")
+        }
+        var session: CassetteSession?
+        if let path = configuration.cassettePath {
+            let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
+            if mode.records { try CassetteFile.checkWritable(path) }
+            let saveLogger = logger
+            session = CassetteSession(
+                path: path, cassette: cassette, redactor: configuration.redactor,
+                repeatPolicy: configuration.repeatPolicy,
+                onSaveError: { error in saveLogger.error("cannot save the cassette: \(error)") })
+        }
+        var upstream: UpstreamClient?
+        if mode.usesUpstream, let upstreamConfiguration = configuration.upstream {
+            do {
+                upstream = try UpstreamClient(configuration: upstreamConfiguration)
+            } catch {
+                throw ProxyError(code: .configuration, message: error.message)
+            }
+        }
+        self.configuration = configuration
+        self.logger = logger
+        self.pipeline = RequestPipeline(
+            configuration: configuration, session: session, upstream: upstream, journal: RequestJournal())
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads ?? System.coreCount)
+    }
+
+    /// Binds and starts serving; returns the port (useful with port 0).
+    @discardableResult
+    public func start() async throws -> Int {
+        let pipeline = self.pipeline
+        let tracker = self.tracker
+        let limit = configuration.maximumRequestBodyBytes
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        HTTPServerHandler(pipeline: pipeline, tracker: tracker, maximumBodyBytes: limit))
+                }
+            }
+        let bound: any Channel
+        do {
+            bound = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            throw ProxyError(
+                code: .bind, message: "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+        channel.withLockedValue { $0 = bound }
+        if pipeline.configuration.mode.records { pipeline.session?.startAutosave() }
+        return bound.localAddress?.port ?? configuration.port
+    }
+
+    /// The bound port, once started.
+    public var port: Int? { channel.withLockedValue { $0?.localAddress?.port } }
+
+    /// Stops accepting, lets requests in flight finish (up to the grace period), saves the cassette,
+    /// and stops every thread. Returns what the run did.
+    public func shutdown() async -> ProxySummary {
+        let server = channel.withLockedValue { channel in
+            defer { channel = nil }
+            return channel
+        }
+        try? await server?.close()
+        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.shutdownGracePeriod * 1000))
+        while tracker.current > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let pipeline = self.pipeline
+        let saveError: String? = await Self.offThePool { () -> String? in
+            pipeline.upstream?.shutdown()
+            guard pipeline.configuration.mode.records, let session = pipeline.session else { return nil }
+            do {
+                try session.close()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        try? await group.shutdownGracefully()
+        return summary(saveError: saveError)
+    }
+
+    private func summary(saveError: String?) -> ProxySummary {
+        let session = pipeline.session
+        let snapshot = session?.snapshot
+        let unused = (session?.unusedPositions ?? []).compactMap { position -> String? in
+            guard let interaction = snapshot?.interactions[position] else { return nil }
+            return "#\(position) \(interaction.request.method) \(interaction.request.target)"
+        }
+        return ProxySummary(
+            cassettePath: configuration.cassettePath, mode: configuration.mode, counts: pipeline.journal.counts,
+            recorded: session?.recordedCount ?? 0, misses: pipeline.journal.misses, unused: unused,
+            saveError: saveError)
+    }
+
+    /// Runs blocking work (joining libcurl threads, writing the file) on a thread of its own.
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: work()) }
+            thread.start()
+        }
+    }
+}

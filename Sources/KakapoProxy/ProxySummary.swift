@@ -1,0 +1,43 @@
+/// What a proxy run did, printed at shutdown (design section 2).
+public struct ProxySummary: Sendable {
+    public let cassettePath: String?
+    public let mode: ProxyMode
+    public let counts: [ResponseSource: Int]
+    /// Interactions written to the cassette in this run.
+    public let recorded: Int
+    /// Every missed request as `METHOD url`.
+    public let misses: [String]
+    /// Recorded interactions that were never played, as `#position METHOD url`.
+    public let unused: [String]
+    /// Set when the final save of the cassette failed.
+    public let saveError: String?
+
+    public var total: Int { counts.values.reduce(0, +) }
+
+    /// The summary as lines for standard error.
+    public var text: String {
+        var lines: [String] = []
+        let parts = ResponseSource.allCases.compactMap { source -> String? in
+            guard let count = counts[source], count > 0 else { return nil }
+            return "\(count) \(source.rawValue)"
+        }
+        lines.append("kakapo: \(total) request\(total == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"))
+        let replayed = counts[.cassette, default: 0]
+        let missed = counts[.miss, default: 0]
+        if let cassettePath {
+            if mode.records {
+                lines.append("recorded \(recorded) interaction\(recorded == 1 ? "" : "s") to \(cassettePath)")
+            }
+            lines.append("replayed \(replayed), missed \(missed)")
+        }
+        if let saveError { lines.append("error: the cassette could not be saved: \(saveError)") }
+        for miss in misses.prefix(50) { lines.append("  miss: \(miss)") }
+        if misses.count > 50 { lines.append("  ... and \(misses.count - 50) more misses") }
+        if mode == .none, !unused.isEmpty, total > 0 {
+            lines.append("\(unused.count) recorded interaction\(unused.count == 1 ? " was" : "s were") never used:")
+            for item in unused.prefix(20) { lines.append("  unused: \(item)") }
+            if unused.count > 20 { lines.append("  ... and \(unused.count - 20) more") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

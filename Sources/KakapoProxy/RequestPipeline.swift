@@ -1,0 +1,123 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import KakapoJSON
+import KakapoUpstream
+
+/// The chain of design section 2: admin, then the cassette, then the upstream, then a miss. Each request
+/// stops at the first layer that answers. Callable from any thread; the upstream answers on a libcurl
+/// worker thread, never on the caller's.
+public final class RequestPipeline: Sendable {
+    public let configuration: ProxyConfiguration
+    public let session: CassetteSession?
+    public let upstream: UpstreamClient?
+    public let journal: RequestJournal
+
+    init(
+        configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?, journal: RequestJournal
+    ) {
+        self.configuration = configuration
+        self.session = session
+        self.upstream = upstream
+        self.journal = journal
+    }
+
+    /// Answers `request`. `completion` runs exactly once, on this thread for answers that need no I/O,
+    /// or on an upstream worker thread.
+    public func handle(
+        _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
+    ) {
+        if request.path.hasPrefix(AdminEndpoints.prefix) {
+            completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
+            return
+        }
+        let mode = configuration.mode
+        if mode == .none || mode == .new, let session, let hit = session.play(request) {
+            completion(ProxyAnswer(response: hit.response, source: .cassette))
+            return
+        }
+        guard mode.usesUpstream, let upstream else {
+            completion(miss(request))
+            return
+        }
+        forward(request, through: upstream, completion: completion)
+    }
+
+    private func forward(
+        _ request: HTTPRequest, through upstream: UpstreamClient, completion: @escaping @Sendable (ProxyAnswer) -> Void
+    ) {
+        let prepared = upstream.prepare(request)
+        let started = ContinuousClock.now
+        let session = configuration.mode.records ? self.session : nil
+        let replacing = configuration.mode == .all
+        upstream.send(prepared) { result in
+            switch result {
+            case .success(let response):
+                if let session {
+                    let elapsed = ContinuousClock.now - started
+                    session.record(
+                        Interaction(
+                            request: prepared, response: response, recordedAt: Timestamp.now(),
+                            durationMilliseconds: Double(elapsed.components.seconds) * 1000
+                                + Double(elapsed.components.attoseconds) / 1e15),
+                        replacing: replacing)
+                }
+                completion(ProxyAnswer(response: response, source: .upstream))
+            case .failure(let error):
+                completion(RequestPipeline.upstreamFailure(error, upstream: upstream.url.description))
+            }
+        }
+    }
+
+    func miss(_ request: HTTPRequest) -> ProxyAnswer {
+        var body: JSONValue
+        if let session {
+            body = session.missReport(for: request).json
+        } else {
+            body = .object([
+                "error": "no cassette is loaded and no upstream is configured",
+                "request": .object([
+                    "method": .string(request.method.rawValue),
+                    "url": .string(configuration.redactor.redact(target: request.target)),
+                ]),
+            ])
+        }
+        if case .object(var object) = body {
+            object["mode"] = .string(configuration.mode.rawValue)
+            body = .object(object)
+        }
+        return ProxyAnswer(response: .json(body, status: configuration.missStatus), source: .miss)
+    }
+
+    static func upstreamFailure(_ error: UpstreamError, upstream: String) -> ProxyAnswer {
+        let body: JSONValue = [
+            "error": .string(error.message),
+            "code": .string(error.code.name),
+            "upstream": .string(upstream),
+        ]
+        return ProxyAnswer(response: .json(body, status: error.status), source: .error)
+    }
+}
+
+extension HTTPResponse {
+    /// A JSON response written compactly, with a trailing newline for terminals.
+    static func json(_ value: JSONValue, status: Int) -> HTTPResponse {
+        var bytes = JSONWriter().write(value)
+        bytes.append(UInt8(ascii: "\n"))
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
+    }
+}
+
+/// ISO 8601 timestamps in UTC with milliseconds, for `recordedAt`.
+enum Timestamp {
+    static func now() -> String {
+        let now = Date()
+        var seconds = time_t(now.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let milliseconds = Int((now.timeIntervalSince1970 - Double(seconds)) * 1000)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), milliseconds)
+    }
+}

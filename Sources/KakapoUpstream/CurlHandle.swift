@@ -1,0 +1,178 @@
+import CCurl
+import KakapoHTTP
+
+/// One libcurl easy handle, used by one thread at a time. Reusing it across requests keeps connections
+/// to the upstream alive (`curl_easy_reset` clears options but keeps the connection cache).
+final class CurlHandle {
+    private let handle: UnsafeMutableRawPointer
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init?() {
+        CurlHandle.globalInit
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    private static let globalInit: Void = { _ = kakapo_curl_global_init() }()
+
+    /// Performs `request` (already prepared for the upstream) against `url`.
+    func perform(_ request: HTTPRequest, url: String, configuration: UpstreamConfiguration) -> Result<
+        HTTPResponse, UpstreamError
+    > {
+        curl_easy_reset(handle)
+        errorBuffer[0] = 0
+        let sink = ResponseSink(limit: configuration.maximumResponseBytes)
+        let sinkPointer = Unmanaged.passRetained(sink)
+        defer { sinkPointer.release() }
+
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for line in CurlHandle.headerLines(for: request) {
+            headerList = curl_slist_append(headerList, line)
+        }
+
+        _ = kakapo_curl_setopt_string(handle, CURLOPT_URL, url)
+        _ = kakapo_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(configuration.timeout * 1000))
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, configuration.insecure ? 0 : 1)
+        _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, configuration.insecure ? 0 : 2)
+        _ = kakapo_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        _ = kakapo_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        _ = kakapo_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, sinkPointer.toOpaque())
+        _ = kakapo_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback)
+        _ = kakapo_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, sinkPointer.toOpaque())
+
+        let method = request.method.rawValue
+        let code: CURLcode = request.body.withUnsafeBufferPointer { body in
+            if method == "HEAD" {
+                _ = kakapo_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+            } else if method == "GET" && body.isEmpty {
+                _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
+            } else {
+                if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                    _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                    if let base = body.baseAddress, !body.isEmpty {
+                        // libcurl reads the bytes during perform, while this buffer is alive.
+                        _ = kakapo_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+                    } else {
+                        _ = kakapo_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
+                    }
+                }
+                _ = kakapo_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+            }
+            return curl_easy_perform(handle)
+        }
+        withExtendedLifetime(sink) {}
+
+        guard code == CURLE_OK else {
+            return .failure(error(for: code, sink: sink, url: url))
+        }
+        var status = 0
+        _ = kakapo_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return .success(HTTPResponse(status: status, headers: sink.responseHeaders(), body: sink.body))
+    }
+
+    /// The header lines to send: every end-to-end header of the prepared request, plus empty headers that
+    /// stop libcurl from adding its own (`Accept`, `Expect`, a form `Content-Type`).
+    static func headerLines(for request: HTTPRequest) -> [String] {
+        var lines: [String] = []
+        for field in request.headers where !field.name.caseInsensitiveEquals("Content-Length") {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            lines.append(field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value)
+        }
+        if !request.headers.contains("Accept") { lines.append("Accept:") }
+        if !request.headers.contains("Expect") { lines.append("Expect:") }
+        if !request.headers.contains("Content-Type") { lines.append("Content-Type:") }
+        return lines
+    }
+
+    private func error(for code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError {
+        let detail = String(cString: errorBuffer)
+        let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        switch code {
+        case CURLE_WRITE_ERROR where sink.exceededLimit:
+            return UpstreamError(
+                code: .responseTooLarge,
+                message: "the upstream response from \(url) is larger than \(sink.limit) bytes")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return UpstreamError(code: .dnsFailure, message: "cannot resolve the upstream host: \(reason)")
+        case CURLE_COULDNT_CONNECT:
+            return UpstreamError(code: .connectionFailed, message: "cannot connect to the upstream: \(reason)")
+        case CURLE_OPERATION_TIMEDOUT:
+            return UpstreamError(code: .timeout, message: "the upstream did not answer in time: \(reason)")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return UpstreamError(code: .tlsFailure, message: "TLS with the upstream failed: \(reason)")
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
+            return UpstreamError(code: .connectionLost, message: "the upstream connection broke: \(reason)")
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return UpstreamError(code: .invalidURL, message: "invalid upstream URL \(url): \(reason)")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return UpstreamError(code: .protocolError, message: "the upstream sent an invalid response: \(reason)")
+        default:
+            return UpstreamError(code: .other, message: reason)
+        }
+    }
+}
+
+/// Collects one response: raw header lines in wire order and the body bytes, up to a limit.
+final class ResponseSink {
+    let limit: Int
+    var headerLines: [String] = []
+    var body: [UInt8] = []
+    var exceededLimit = false
+
+    init(limit: Int) { self.limit = limit }
+
+    func appendHeaderLine(_ line: String) {
+        // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
+        // established`): keep only the last response's fields.
+        if line.hasPrefix("HTTP/") {
+            headerLines.removeAll()
+            return
+        }
+        headerLines.append(line)
+    }
+
+    /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
+    func responseHeaders() -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for line in headerLines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingSpaces())
+        }
+        return HopByHopHeaders.removing(from: headers)
+    }
+}
+
+private let curlHeaderCallback: kakapo_curl_data_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let data, let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    var bytes = UnsafeRawBufferPointer(start: data, count: length)
+    while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+    if !bytes.isEmpty { sink.appendHeaderLine(String(decoding: bytes, as: UTF8.self)) }
+    return length
+}
+
+private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let data, let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    if sink.body.count + length > sink.limit {
+        sink.exceededLimit = true
+        return 0  // makes libcurl stop with CURLE_WRITE_ERROR
+    }
+    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}

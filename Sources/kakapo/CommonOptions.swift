@@ -1,0 +1,70 @@
+import ArgumentParser
+import Kakapo
+
+/// Options every command shares: where to listen and how requests are matched and written.
+struct CommonOptions: ParsableArguments {
+    @Option(help: "The address to listen on. Anything but loopback exposes the proxy to the network.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free port.")
+    var port: Int = 8080
+
+    @Option(help: "The status a request that matches no recording answers with.")
+    var missStatus: Int = 404
+
+    @Flag(help: "After the last recording of a repeated request, answer a miss instead of repeating it.")
+    var noRepeat = false
+
+    @Option(help: "The largest request body accepted, in bytes (larger ones get 413).")
+    var maxBodySize: Int = 64 << 20
+
+    @Option(name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
+    var redactHeaders: [String] = []
+
+    @Option(name: .customLong("redact-query"), help: "Another query parameter whose value never reaches the cassette (repeatable).")
+    var redactQuery: [String] = []
+
+    @Option(name: .customLong("no-redact"), help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
+    var keep: [String] = []
+
+    @Flag(name: .shortAndLong, help: "Log every request to standard error.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port must be from 0 to 65535, not \(port)")
+        }
+        guard (100...999).contains(missStatus) else {
+            throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
+        }
+        guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
+    }
+
+    var redactor: Redactor {
+        Redactor().adding(headers: redactHeaders, queryParameters: redactQuery, keeping: keep)
+    }
+}
+
+/// Options of the commands that talk to an upstream.
+struct UpstreamOptions: ParsableArguments {
+    @Option(help: "Seconds allowed to connect to the upstream.")
+    var connectTimeout: Double = 10
+
+    @Option(help: "Seconds allowed for a whole upstream exchange.")
+    var timeout: Double = 60
+
+    @Flag(help: "Do not verify the upstream's TLS certificate.")
+    var insecure = false
+
+    func validate() throws {
+        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    func configuration(for url: String) throws -> UpstreamConfiguration {
+        guard UpstreamURL(url) != nil else {
+            throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
+        }
+        return UpstreamConfiguration(baseURL: url, connectTimeout: connectTimeout, timeout: timeout, insecure: insecure)
+    }
+}

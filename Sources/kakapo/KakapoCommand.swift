@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+
+/// `kakapo`: record an HTTP API into a cassette, replay it offline, or serve both (design section 7).
+@main
+struct KakapoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kakapo",
+        abstract: "A record-and-replay HTTP proxy with dynamic fallbacks.",
+        discussion: """
+            Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
+            3 unreadable or invalid cassette or configuration.
+            """,
+        subcommands: [Record.self, Replay.self, Serve.self]
+    )
+
+    /// Parses and runs, mapping argument errors (which swift-argument-parser reports as 64) to exit code 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// The process exit codes of design section 7.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let strictMisses: Int32 = 1
+    static let usage: Int32 = 2
+    static let invalidInput: Int32 = 3
+}

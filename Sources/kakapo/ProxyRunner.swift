@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import Kakapo
+import Logging
+
+/// Runs a proxy the way the CLI contract says: one `kakapo listening on` line on standard output when
+/// ready, logs and the summary on standard error, a clean save on SIGINT or SIGTERM, and the exit codes
+/// of design section 7.
+struct ProxyRunner {
+    let configuration: ProxyConfiguration
+    let strict: Bool
+    let verbose: Bool
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .info
+            return handler
+        }
+        let logger = Logger(label: "kakapo")
+        let server: ProxyServer
+        do {
+            server = try ProxyServer(configuration: configuration, logger: logger)
+        } catch {
+            standardError("error: \(error)")
+            throw ExitCode(ExitStatus.invalidInput)
+        }
+        let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
+        let port: Int
+        do {
+            port = try await server.start()
+        } catch {
+            standardError("error: \(error)")
+            _ = await server.shutdown()
+            throw ExitCode(ExitStatus.invalidInput)
+        }
+        if !isLoopback(configuration.host) {
+            logger.warning("listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")
+        }
+        // Written unbuffered, so a parent process reading a pipe sees it at once.
+        FileHandle.standardOutput.write(Data("kakapo listening on http://\(displayHost):\(port)\n".utf8))
+
+        let received = await signals.next()
+        logger.info("received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
+        signals.onNext { _ in
+            standardError("kakapo: second signal, exiting now (the cassette on disk is the last complete save)")
+            Foundation.exit(130)
+        }
+        let summary = await server.shutdown()
+        standardError(summary.text)
+        if summary.saveError != nil { throw ExitCode(ExitStatus.invalidInput) }
+        if strict && summary.counts[.miss, default: 0] > 0 {
+            standardError("kakapo: strict mode: \(summary.counts[.miss, default: 0]) request(s) missed")
+            throw ExitCode(ExitStatus.strictMisses)
+        }
+    }
+
+    private var displayHost: String {
+        configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+    }
+
+    private func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host.hasPrefix("127.") || host == "::1"
+    }
+}
+
+func standardError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Kakapo
+
+/// `kakapo record`: forward every request to the upstream and write each exchange to the cassette.
+struct Record: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Forward requests to the upstream and record every exchange into a cassette.")
+
+    @Option(help: "The real API: http(s)://host[:port][/prefix].")
+    var upstream: String
+
+    @Option(help: "The cassette file to write (created if missing).")
+    var cassette: String
+
+    @Option(help: "new: replay what the cassette already has, record the rest; all: re-record everything.")
+    var mode: RecordMode = .new
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var upstreamOptions: UpstreamOptions
+
+    enum RecordMode: String, ExpressibleByArgument, CaseIterable {
+        case new, all
+    }
+
+    func run() async throws {
+        let configuration = ProxyConfiguration(
+            host: common.host, port: common.port, mode: mode == .all ? .all : .new, cassettePath: cassette,
+            upstream: try upstreamOptions.configuration(for: upstream), redactor: common.redactor,
+            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
+            maximumRequestBodyBytes: common.maxBodySize)
+        try await ProxyRunner(configuration: configuration, strict: false, verbose: common.verbose).run()
+    }
+}

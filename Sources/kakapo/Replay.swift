@@ -1,0 +1,24 @@
+import ArgumentParser
+import Kakapo
+
+/// `kakapo replay`: answer from the cassette with no network at all.
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer every recorded request from the cassette, with no network.")
+
+    @Option(help: "The cassette file to replay.")
+    var cassette: String
+
+    @Flag(help: "Exit with status 1 at shutdown if any request missed.")
+    var strict = false
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let configuration = ProxyConfiguration(
+            host: common.host, port: common.port, mode: .none, cassettePath: cassette, redactor: common.redactor,
+            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
+            maximumRequestBodyBytes: common.maxBodySize)
+        try await ProxyRunner(configuration: configuration, strict: strict, verbose: common.verbose).run()
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Kakapo
+
+/// `kakapo serve`: the general form, any mode, with or without an upstream.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a cassette in any mode, optionally in front of an upstream.")
+
+    @Option(help: "The cassette file (optional in passthrough mode).")
+    var cassette: String?
+
+    @Option(help: "The real API: http(s)://host[:port][/prefix].")
+    var upstream: String?
+
+    @Option(help: "none: replay only; new: replay hits, record misses; all: re-record; passthrough: forward only. Default: new with --upstream, none without.")
+    var mode: ProxyMode?
+
+    @Flag(help: "Exit with status 1 at shutdown if any request missed.")
+    var strict = false
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var upstreamOptions: UpstreamOptions
+
+    var effectiveMode: ProxyMode { mode ?? (upstream == nil ? .none : .new) }
+
+    func validate() throws {
+        if effectiveMode.usesUpstream && upstream == nil {
+            throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
+        }
+        if effectiveMode != .passthrough && cassette == nil {
+            throw ValidationError("--cassette FILE is required unless --mode passthrough")
+        }
+        if effectiveMode == .none && upstream != nil {
+            throw ValidationError("--upstream has no effect with --mode none; leave one of them out")
+        }
+    }
+
+    func run() async throws {
+        let configuration = ProxyConfiguration(
+            host: common.host, port: common.port, mode: effectiveMode, cassettePath: cassette,
+            upstream: try upstream.map { try upstreamOptions.configuration(for: $0) }, redactor: common.redactor,
+            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
+            maximumRequestBodyBytes: common.maxBodySize)
+        try await ProxyRunner(configuration: configuration, strict: strict, verbose: common.verbose).run()
+    }
+}
+
+extension ProxyMode: ExpressibleByArgument {}

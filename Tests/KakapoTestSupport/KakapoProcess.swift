@@ -1,0 +1,101 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The built `kakapo` binary run as a child process, as a user would run it.
+public final class KakapoProcess: Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let process: Process
+    private let output = NIOLockedValueBox<[UInt8]>([])
+    private let errors = NIOLockedValueBox<[UInt8]>([])
+
+    /// The folder holding the test binary, where SwiftPM also puts `kakapo`.
+    public static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["KAKAPO_BINARY"] { return path }
+        #if os(Linux)
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        #else
+            let executable = Bundle.main.executablePath ?? ""
+        #endif
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // On macOS the test binary sits inside a .xctest bundle.
+        while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
+        return directory.appendingPathComponent("kakapo").path
+    }
+
+    /// Starts `kakapo` with `arguments` in `directory`.
+    public init(_ arguments: [String], directory: String? = nil) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: KakapoProcess.binary)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        let output = self.output
+        let errors = self.errors
+        stdout.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.withLockedValue { $0.append(contentsOf: data) }
+        }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            errors.withLockedValue { $0.append(contentsOf: data) }
+        }
+        try process.run()
+    }
+
+    /// Everything written to standard output so far.
+    public var standardOutput: String { output.withLockedValue { String(decoding: $0, as: UTF8.self) } }
+    /// Everything written to standard error so far.
+    public var standardError: String { errors.withLockedValue { String(decoding: $0, as: UTF8.self) } }
+
+    /// Waits for the `kakapo listening on http://HOST:PORT` line and returns the port.
+    public func waitUntilListening(timeout: Duration = .seconds(30)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let text = standardOutput
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("kakapo listening on http://") }),
+                let port = line.split(separator: ":").last.flatMap({ Int($0) })
+            {
+                return port
+            }
+            if !process.isRunning {
+                throw Failure(description: "kakapo exited with \(process.terminationStatus) before listening: \(standardError)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw Failure(description: "kakapo did not print its listening line within \(timeout): \(standardError)")
+    }
+
+    /// Sends a signal (SIGINT, SIGTERM, SIGKILL).
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to end and returns its exit status.
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                throw Failure(description: "kakapo did not exit within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Let the pipe readers drain what the process wrote last.
+        try await Task.sleep(for: .milliseconds(50))
+        return process.terminationStatus
+    }
+
+    /// Runs `kakapo` to completion and returns its status, standard output and standard error.
+    public static func run(_ arguments: [String], directory: String? = nil) async throws -> (
+        status: Int32, output: String, error: String
+    ) {
+        let process = try KakapoProcess(arguments, directory: directory)
+        let status = try await process.waitForExit()
+        return (status, process.standardOutput, process.standardError)
+    }
+}

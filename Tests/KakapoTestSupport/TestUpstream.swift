@@ -1,0 +1,118 @@
+import KakapoHTTP
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real HTTP server on 127.0.0.1 and a free port, standing in for the API that Kakapo records.
+/// Each request is answered by `handler` and remembered in `received`.
+public final class TestUpstream: Sendable {
+    /// What the upstream does with a request.
+    public enum Reply: Sendable {
+        /// Answers with these headers and body (a `Content-Length` is added unless present).
+        case response(HTTPResponse)
+        /// Answers with `Transfer-Encoding: chunked`, one chunk per element.
+        case chunked(status: Int, headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]])
+        /// Closes the connection without answering.
+        case close
+    }
+
+    public typealias Handler = @Sendable (HTTPRequest) -> Reply
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    private let log: NIOLockedValueBox<[HTTPRequest]>
+    public let port: Int
+
+    /// Starts the server.
+    public static func start(_ handler: @escaping Handler) async throws -> TestUpstream {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let log = NIOLockedValueBox<[HTTPRequest]>([])
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(UpstreamHandler(handler: handler, log: log))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return TestUpstream(group: group, channel: channel, log: log)
+    }
+
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTPRequest]>) {
+        self.group = group
+        self.channel = channel
+        self.log = log
+        self.port = channel.localAddress?.port ?? 0
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Every request received so far, in order.
+    public var received: [HTTPRequest] { log.withLockedValue { $0 } }
+
+    /// Stops the server; later connections are refused.
+    public func stop() async {
+        try? await channel.close()
+        try? await group.shutdownGracefully()
+    }
+}
+
+final class UpstreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let handler: TestUpstream.Handler
+    let log: NIOLockedValueBox<[HTTPRequest]>
+    var head: HTTPRequestHead?
+    var body: [UInt8] = []
+
+    init(handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>) {
+        self.handler = handler
+        self.log = log
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(let buffer):
+            body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            guard let head else { return }
+            var headers = KakapoHTTP.HTTPHeaders()
+            for (name, value) in head.headers { headers.add(name: name, value: value) }
+            let request = HTTPRequest(method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
+            log.withLockedValue { $0.append(request) }
+            reply(handler(request), to: head, context: context)
+        }
+    }
+
+    func reply(_ reply: TestUpstream.Reply, to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        switch reply {
+        case .close:
+            context.close(promise: nil)
+        case .response(let response):
+            var headers = NIOHTTP1.HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+            if !headers.contains(name: "content-length") && response.status != 204 && response.status != 304 {
+                headers.add(name: "Content-Length", value: String(response.body.count))
+            }
+            write(status: response.status, headers: headers, chunks: [response.body], context: context)
+        case .chunked(let status, let fields, let chunks):
+            var headers = NIOHTTP1.HTTPHeaders(fields.map { ($0.name, $0.value) })
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+            write(status: status, headers: headers, chunks: chunks, context: context)
+        }
+    }
+
+    func write(status: Int, headers: NIOHTTP1.HTTPHeaders, chunks: [[UInt8]], context: ChannelHandlerContext) {
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        for chunk in chunks where !chunk.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunk)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
