@@ -15,6 +15,8 @@ public final class TestUpstream: Sendable {
         case chunked(status: Int, headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]])
         /// Closes the connection without answering.
         case close
+        /// Gives `reply` after `seconds`, without blocking the server.
+        indirect case delayed(seconds: Double, reply: Reply)
     }
 
     public typealias Handler = @Sendable (HTTPRequest) -> Reply
@@ -92,6 +94,12 @@ final class UpstreamHandler: ChannelInboundHandler {
 
     func reply(_ reply: TestUpstream.Reply, to head: HTTPRequestHead, context: ChannelHandlerContext) {
         switch reply {
+        case .delayed(let seconds, let later):
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+                let (handler, context) = bound.value
+                handler.reply(later, to: head, context: context)
+            }
         case .close:
             context.close(promise: nil)
         case .response(let response):
