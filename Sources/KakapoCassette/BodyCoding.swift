@@ -7,7 +7,8 @@ import KakapoJSON
 enum BodyCoding {
     static func encode(_ body: [UInt8], headers: HTTPHeaders) -> JSONValue? {
         if body.isEmpty { return nil }
-        let encoded = headers["Content-Encoding"].map { !$0.trimmingSpaces().caseInsensitiveEquals("identity") } ?? false
+        let encoded =
+            headers["Content-Encoding"].map { !$0.trimmingSpaces().caseInsensitiveEquals("identity") } ?? false
         if !encoded, isReadableText(body), let text = String(validating: body, as: UTF8.self) {
             return .object(["text": .string(text)])
         }
@@ -17,17 +18,22 @@ enum BodyCoding {
     static func decode(_ value: JSONValue?, path: [JSONPathComponent]) throws(CassetteDecodingError) -> [UInt8] {
         guard let value, !value.isNull else { return [] }
         guard let object = value.objectValue else {
-            throw CassetteDecodingError(path: path, message: "a body must be an object with \"text\" or \"base64\", found \(value.kindDescription)")
+            throw CassetteDecodingError(
+                path: path,
+                message: "a body must be an object with \"text\" or \"base64\", found \(value.kindDescription)")
         }
         if let text = object["text"] {
             guard let string = text.stringValue else {
-                throw CassetteDecodingError(path: path + [.key("text")], message: "\"text\" must be a string, found \(text.kindDescription)")
+                throw CassetteDecodingError(
+                    path: path + [.key("text")], message: "\"text\" must be a string, found \(text.kindDescription)")
             }
             return Array(string.utf8)
         }
         if let base64 = object["base64"] {
             guard let string = base64.stringValue else {
-                throw CassetteDecodingError(path: path + [.key("base64")], message: "\"base64\" must be a string, found \(base64.kindDescription)")
+                throw CassetteDecodingError(
+                    path: path + [.key("base64")],
+                    message: "\"base64\" must be a string, found \(base64.kindDescription)")
             }
             guard let data = Data(base64Encoded: string) else {
                 throw CassetteDecodingError(path: path + [.key("base64")], message: "\"base64\" is not valid base64")

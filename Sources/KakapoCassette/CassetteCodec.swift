@@ -57,7 +57,9 @@ public enum CassetteCodec {
         let root = try object(value, at: [])
         let versionValue = try required(root, "version", at: [])
         guard let version = versionValue.numberValue?.intValue else {
-            throw CassetteDecodingError(path: [.key("version")], message: "\"version\" must be an integer, found \(versionValue.kindDescription)")
+            throw CassetteDecodingError(
+                path: [.key("version")],
+                message: "\"version\" must be an integer, found \(versionValue.kindDescription)")
         }
         guard version >= 1 && version <= Cassette.currentVersion else {
             throw CassetteDecodingError(
@@ -66,7 +68,9 @@ public enum CassetteCodec {
         }
         let list = try required(root, "interactions", at: [])
         guard let items = list.arrayValue else {
-            throw CassetteDecodingError(path: [.key("interactions")], message: "\"interactions\" must be an array, found \(list.kindDescription)")
+            throw CassetteDecodingError(
+                path: [.key("interactions")],
+                message: "\"interactions\" must be an array, found \(list.kindDescription)")
         }
         var interactions: [Interaction] = []
         interactions.reserveCapacity(items.count)
@@ -87,18 +91,21 @@ public enum CassetteCodec {
 
         let method = try string(try required(request, "method", at: requestPath), at: requestPath + [.key("method")])
         guard !method.isEmpty, method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw CassetteDecodingError(path: requestPath + [.key("method")], message: "\"method\" must be an HTTP method such as \"GET\"")
+            throw CassetteDecodingError(
+                path: requestPath + [.key("method")], message: "\"method\" must be an HTTP method such as \"GET\"")
         }
         let url = try string(try required(request, "url", at: requestPath), at: requestPath + [.key("url")])
         guard url.hasPrefix("/") else {
-            throw CassetteDecodingError(path: requestPath + [.key("url")], message: "\"url\" must start with '/' (path and query as sent)")
+            throw CassetteDecodingError(
+                path: requestPath + [.key("url")], message: "\"url\" must start with '/' (path and query as sent)")
         }
         let requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
         let requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
 
         let statusValue = try required(response, "status", at: responsePath)
         guard let status = statusValue.numberValue?.intValue, (100...999).contains(status) else {
-            throw CassetteDecodingError(path: responsePath + [.key("status")], message: "\"status\" must be an integer from 100 to 999")
+            throw CassetteDecodingError(
+                path: responsePath + [.key("status")], message: "\"status\" must be an integer from 100 to 999")
         }
         let responseHeaders = try headers(response["headers"], at: responsePath + [.key("headers")])
         let responseBody = try BodyCoding.decode(response["body"], path: responsePath + [.key("body")])
@@ -108,7 +115,8 @@ public enum CassetteCodec {
         var duration = 0.0
         if let value = object["durationMs"] {
             guard let number = value.numberValue else {
-                throw CassetteDecodingError(path: path + [.key("durationMs")], message: "\"durationMs\" must be a number")
+                throw CassetteDecodingError(
+                    path: path + [.key("durationMs")], message: "\"durationMs\" must be a number")
             }
             duration = number.doubleValue
         }
@@ -119,7 +127,8 @@ public enum CassetteCodec {
             durationMilliseconds: duration)
     }
 
-    static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTPHeaders {
+    static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTPHeaders
+    {
         guard let value else { return HTTPHeaders() }
         guard let pairs = value.arrayValue else {
             throw CassetteDecodingError(path: path, message: "\"headers\" must be an array of [name, value] pairs")
@@ -129,13 +138,16 @@ public enum CassetteCodec {
             guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue,
                 let fieldValue = items[1].stringValue
             else {
-                throw CassetteDecodingError(path: path + [.index(index)], message: "a header must be a [name, value] pair of strings")
+                throw CassetteDecodingError(
+                    path: path + [.index(index)], message: "a header must be a [name, value] pair of strings")
             }
-            guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 >= 0x7F }) else {
+            guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 >= 0x7F })
+            else {
                 throw CassetteDecodingError(path: path + [.index(index)], message: "invalid header name \"\(name)\"")
             }
             guard !fieldValue.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
-                throw CassetteDecodingError(path: path + [.index(index)], message: "header \"\(name)\" has a line break in its value")
+                throw CassetteDecodingError(
+                    path: path + [.index(index)], message: "header \"\(name)\" has a line break in its value")
             }
             headers.add(name: name, value: fieldValue)
         }
@@ -156,7 +168,8 @@ public enum CassetteCodec {
         return string
     }
 
-    static func required(_ object: JSONObject, _ key: String, at path: [JSONPathComponent]) throws(CassetteDecodingError)
+    static func required(_ object: JSONObject, _ key: String, at path: [JSONPathComponent])
+        throws(CassetteDecodingError)
         -> JSONValue
     {
         guard let value = object[key] else {

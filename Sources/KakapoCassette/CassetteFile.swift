@@ -25,7 +25,8 @@ public enum CassetteFile {
         do {
             value = try JSONParser.parse(bytes, options: .init(rejectDuplicateKeys: true))
         } catch {
-            throw CassetteError(code: .syntax, file: file, line: error.line, column: error.column, message: error.message)
+            throw CassetteError(
+                code: .syntax, file: file, line: error.line, column: error.column, message: error.message)
         }
         do {
             return try CassetteCodec.decode(value)

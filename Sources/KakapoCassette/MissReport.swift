@@ -48,7 +48,9 @@ public struct MissReport: Sendable {
                 let a = key.query.filter { $0.name == name }.map { $0.value ?? "" }
                 let b = recorded.query.filter { $0.name == name }.map { $0.value ?? "" }
                 if a != b {
-                    differences.append("query parameter \(name): \(a.joined(separator: ",")) here, \(b.joined(separator: ",")) recorded")
+                    differences.append(
+                        "query parameter \(name): \(a.joined(separator: ",")) here, \(b.joined(separator: ",")) recorded"
+                    )
                     score += 1
                 }
             }
@@ -59,7 +61,13 @@ public struct MissReport: Sendable {
             if differences.isEmpty {
                 differences.append("matched, but every recording of this request was already played")
             }
-            scored.append((score, Candidate(position: position, method: recorded.method, url: redactor.redact(target: interaction.request.target), differences: differences)))
+            scored.append(
+                (
+                    score,
+                    Candidate(
+                        position: position, method: recorded.method,
+                        url: redactor.redact(target: interaction.request.target), differences: differences)
+                ))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.candidate.position < $1.candidate.position }
         self.nearest = scored.prefix(limit).map(\.candidate)
@@ -86,8 +94,10 @@ public struct MissReport: Sendable {
     static func distance(_ a: String, _ b: String) -> Int {
         let x = a.split(separator: "/")
         let y = b.split(separator: "/")
-        var differing = abs(x.count - y.count)
-        for (p, q) in zip(x, y) where p != q { differing += 1 }
-        return differing
+        // A missing or extra segment counts more than a changed one: `/users/7` is nearer `/users/1`
+        // than `/users`.
+        var distance = 3 * abs(x.count - y.count)
+        for (p, q) in zip(x, y) where p != q { distance += 2 }
+        return distance
     }
 }

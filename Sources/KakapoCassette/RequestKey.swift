@@ -12,7 +12,9 @@ public struct RequestKey: Hashable, Sendable {
         self.path = request.path
         self.query = request.queryItems.map { item in
             let name = item.name.removingPercentEncodingLeniently()
-            let value = redactor.isSecretQueryParameter(name) ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()
+            let value =
+                redactor.isSecretQueryParameter(name)
+                ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()
             return QueryItem(name: name, value: value)
         }.sorted()
     }

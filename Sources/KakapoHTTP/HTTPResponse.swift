@@ -49,7 +49,9 @@ extension StringProtocol {
         var start = startIndex
         var end = endIndex
         while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
-        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
+        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" {
+            end = index(before: end)
+        }
         return String(self[start..<end])
     }
 }

@@ -84,7 +84,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     ) {
         let response = answer.response
         let keepAlive = request.isKeepAlive
-        let bodyless = request.method == .HEAD || response.status < 200 || response.status == 204 || response.status == 304
+        let bodyless =
+            request.method == .HEAD || response.status < 200 || response.status == 204 || response.status == 304
         var headers = NIOHTTP1.HTTPHeaders()
         headers.reserveCapacity(response.headers.count + 3)
         var hasLength = false
@@ -108,7 +109,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         headers.add(name: "X-Kakapo-Source", value: answer.source.rawValue)
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let status = HTTPResponseStatus(statusCode: response.status)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            promise: nil)
         if !bodyless && !response.body.isEmpty {
             let buffer = context.channel.allocator.buffer(bytes: response.body)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)

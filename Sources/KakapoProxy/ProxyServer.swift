@@ -28,10 +28,13 @@ public final class ProxyServer: Sendable {
     public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
         let mode = configuration.mode
         if mode.usesUpstream && configuration.upstream == nil {
-            throw ProxyError(code: .configuration, message: "mode '\(mode.rawValue)' needs an upstream (--upstream URL)")
+            throw ProxyError(
+                code: .configuration, message: "mode '\(mode.rawValue)' needs an upstream (--upstream URL)")
         }
         if mode.records && configuration.cassettePath == nil {
-            throw ProxyError(code: .configuration, message: "mode '\(mode.rawValue)' records, so it needs a cassette (--cassette FILE)")
+            throw ProxyError(
+                code: .configuration,
+                message: "mode '\(mode.rawValue)' records, so it needs a cassette (--cassette FILE)")
         }
         if mode == .none && configuration.cassettePath == nil {
             throw ProxyError(code: .configuration, message: "replay needs a cassette (--cassette FILE)")

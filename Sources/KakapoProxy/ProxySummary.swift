@@ -21,7 +21,9 @@ public struct ProxySummary: Sendable {
             guard let count = counts[source], count > 0 else { return nil }
             return "\(count) \(source.rawValue)"
         }
-        lines.append("kakapo: \(total) request\(total == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"))
+        lines.append(
+            "kakapo: \(total) request\(total == 1 ? "" : "s")"
+                + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"))
         let replayed = counts[.cassette, default: 0]
         let missed = counts[.miss, default: 0]
         if let cassettePath {

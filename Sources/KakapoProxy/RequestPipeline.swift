@@ -100,9 +100,10 @@ public final class RequestPipeline: Sendable {
 }
 
 extension HTTPResponse {
-    /// A JSON response written compactly, with a trailing newline for terminals.
+    /// A JSON response laid out for people (these are errors and reports, read in terminals and logs),
+    /// with a trailing newline.
     static func json(_ value: JSONValue, status: Int) -> HTTPResponse {
-        var bytes = JSONWriter().write(value)
+        var bytes = JSONWriter(layout: .readable).write(value)
         bytes.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
     }

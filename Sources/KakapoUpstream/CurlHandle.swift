@@ -63,7 +63,8 @@ final class CurlHandle {
                     _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
                     if let base = body.baseAddress, !body.isEmpty {
                         // libcurl reads the bytes during perform, while this buffer is alive.
-                        _ = kakapo_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+                        _ = kakapo_curl_setopt_pointer(
+                            handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
                     } else {
                         _ = kakapo_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
                     }
@@ -160,7 +161,9 @@ private let curlHeaderCallback: kakapo_curl_data_callback = { data, size, count,
     guard let data, let userdata else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
     var bytes = UnsafeRawBufferPointer(start: data, count: length)
-    while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+    while let last = bytes.last, last == 0x0A || last == 0x0D {
+        bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())
+    }
     if !bytes.isEmpty { sink.appendHeaderLine(String(decoding: bytes, as: UTF8.self)) }
     return length
 }

@@ -12,7 +12,8 @@ public struct UpstreamURL: Hashable, Sendable {
         let rest = string[separator.upperBound...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = String(rest[..<slash])
-        guard !authority.isEmpty, !authority.contains("@"), !authority.contains(where: { $0 == " " || $0 == "?" || $0 == "#" })
+        guard !authority.isEmpty, !authority.contains("@"),
+            !authority.contains(where: { $0 == " " || $0 == "?" || $0 == "#" })
         else { return nil }
         var prefix = String(rest[slash...])
         if prefix.contains("?") || prefix.contains("#") { return nil }

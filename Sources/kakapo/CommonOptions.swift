@@ -18,13 +18,18 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The largest request body accepted, in bytes (larger ones get 413).")
     var maxBodySize: Int = 64 << 20
 
-    @Option(name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
+    @Option(
+        name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
     var redactHeaders: [String] = []
 
-    @Option(name: .customLong("redact-query"), help: "Another query parameter whose value never reaches the cassette (repeatable).")
+    @Option(
+        name: .customLong("redact-query"),
+        help: "Another query parameter whose value never reaches the cassette (repeatable).")
     var redactQuery: [String] = []
 
-    @Option(name: .customLong("no-redact"), help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
+    @Option(
+        name: .customLong("no-redact"),
+        help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
     var keep: [String] = []
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")

@@ -35,7 +35,8 @@ struct ProxyRunner {
             throw ExitCode(ExitStatus.invalidInput)
         }
         if !isLoopback(configuration.host) {
-            logger.warning("listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")
+            logger.warning(
+                "listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")
         }
         // Written unbuffered, so a parent process reading a pipe sees it at once.
         FileHandle.standardOutput.write(Data("kakapo listening on http://\(displayHost):\(port)\n".utf8))

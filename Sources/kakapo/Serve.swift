@@ -12,7 +12,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The real API: http(s)://host[:port][/prefix].")
     var upstream: String?
 
-    @Option(help: "none: replay only; new: replay hits, record misses; all: re-record; passthrough: forward only. Default: new with --upstream, none without.")
+    @Option(
+        help:
+            "none: replay only; new: replay hits, record misses; all: re-record; passthrough: forward only. Default: new with --upstream, none without."
+    )
     var mode: ProxyMode?
 
     @Flag(help: "Exit with status 1 at shutdown if any request missed.")

@@ -9,15 +9,18 @@ struct CassetteFileTests {
         Cassette(interactions: [
             Interaction(
                 request: HTTPRequest(
-                    method: .post, target: "/users?x=1", headers: HTTPHeaders([("Host", "api.test"), ("Content-Type", "application/json")]),
+                    method: .post, target: "/users?x=1",
+                    headers: HTTPHeaders([("Host", "api.test"), ("Content-Type", "application/json")]),
                     body: Array(#"{"name":"Ada"}"#.utf8)),
                 response: HTTPResponse(
-                    status: 201, headers: HTTPHeaders([("Content-Type", "application/json"), ("X-Id", "1"), ("X-Id", "2")]),
+                    status: 201,
+                    headers: HTTPHeaders([("Content-Type", "application/json"), ("X-Id", "1"), ("X-Id", "2")]),
                     body: Array("{\"id\":\"1\"}\n".utf8)),
                 recordedAt: "2026-11-22T06:30:00.000Z", durationMilliseconds: 12.5),
             Interaction(
                 request: HTTPRequest(method: .get, target: "/logo.png", headers: ["Host": "api.test"]),
-                response: HTTPResponse(status: 200, headers: ["Content-Type": "image/png"], body: [0x89, 0x50, 0x4E, 0x47, 0, 1, 2]),
+                response: HTTPResponse(
+                    status: 200, headers: ["Content-Type": "image/png"], body: [0x89, 0x50, 0x4E, 0x47, 0, 1, 2]),
                 recordedAt: "2026-11-22T06:30:01.000Z", durationMilliseconds: 3),
             Interaction(
                 request: HTTPRequest(method: .delete, target: "/users/1"),
@@ -64,24 +67,26 @@ struct CassetteFileTests {
         #expect(throws: CassetteError.self) { try CassetteFile.checkWritable("/nonexistent-folder/c.json") }
     }
 
-    @Test("a malformed cassette names the file, line and column", arguments: [
-        ("{\n  \"version\": 1,\n  \"interactions\": [\n    {\"request\": }\n  ]\n}", "4:17", "expected a value"),
-        ("{\"version\": 2, \"interactions\": []}", "1:13", "unsupported cassette version 2"),
-        ("{\"version\": 1}", "1:1", "missing \"interactions\""),
-        ("{\"version\": 1, \"version\": 1, \"interactions\": []}", "1:16", "duplicate key"),
-        (
-            "{\"version\": 1, \"interactions\": [\n {\"request\": {\"method\": \"GET\", \"url\": \"/\"},\n  \"response\": {\"status\": \"200\"}}]}",
-            "3:26", "\"status\" must be an integer"
-        ),
-        (
-            "{\"version\": 1, \"interactions\": [{\"request\": {\"method\": \"GET\", \"url\": \"/\"},\n \"response\": {\"status\": 200, \"body\": {\"base64\": \"***\"}}}]}",
-            "2:49", "not valid base64"
-        ),
-        (
-            "{\"version\": 1, \"interactions\": [{\"request\": {\"method\": \"GET\", \"url\": \"/\", \"headers\": [[\"A\"]]},\n \"response\": {\"status\": 200}}]}",
-            "1:87", "[name, value] pair"
-        ),
-    ])
+    @Test(
+        "a malformed cassette names the file, line and column",
+        arguments: [
+            ("{\n  \"version\": 1,\n  \"interactions\": [\n    {\"request\": }\n  ]\n}", "4:17", "expected a value"),
+            ("{\"version\": 2, \"interactions\": []}", "1:13", "unsupported cassette version 2"),
+            ("{\"version\": 1}", "1:1", "missing \"interactions\""),
+            ("{\"version\": 1, \"version\": 1, \"interactions\": []}", "1:16", "duplicate key"),
+            (
+                "{\"version\": 1, \"interactions\": [\n {\"request\": {\"method\": \"GET\", \"url\": \"/\"},\n  \"response\": {\"status\": \"200\"}}]}",
+                "3:26", "\"status\" must be an integer"
+            ),
+            (
+                "{\"version\": 1, \"interactions\": [{\"request\": {\"method\": \"GET\", \"url\": \"/\"},\n \"response\": {\"status\": 200, \"body\": {\"base64\": \"***\"}}}]}",
+                "2:49", "not valid base64"
+            ),
+            (
+                "{\"version\": 1, \"interactions\": [{\"request\": {\"method\": \"GET\", \"url\": \"/\", \"headers\": [[\"A\"]]},\n \"response\": {\"status\": 200}}]}",
+                "1:87", "[name, value] pair"
+            ),
+        ])
     func malformed(text: String, location: String, message: String) throws {
         do {
             _ = try CassetteFile.decode(Array(text.utf8), file: "cassettes/bad.json")

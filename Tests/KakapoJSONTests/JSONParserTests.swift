@@ -18,16 +18,18 @@ struct JSONParserTests {
         #expect(value.arrayValue?[0].stringValue == "é😀\t/")
     }
 
-    @Test("reports the line and column of a syntax error", arguments: [
-        ("{\"a\": 1,\n  \"b\": }", 2, 8, "expected a value"),
-        ("[1, 2", 1, 6, "expected ',' or ']'"),
-        ("{\"a\" 1}", 1, 6, "expected ':'"),
-        ("\"abc", 1, 1, "unterminated string"),
-        ("[01]", 1, 3, "leading zeros"),
-        ("{} x", 1, 4, "after the end of the document"),
-        ("[\"a\nb\"]", 1, 4, "control character"),
-        ("[tru]", 1, 2, "expected 'true'"),
-    ])
+    @Test(
+        "reports the line and column of a syntax error",
+        arguments: [
+            ("{\"a\": 1,\n  \"b\": }", 2, 8, "expected a value"),
+            ("[1, 2", 1, 6, "expected ',' or ']'"),
+            ("{\"a\" 1}", 1, 6, "expected ':'"),
+            ("\"abc", 1, 1, "unterminated string"),
+            ("[01]", 1, 3, "leading zeros"),
+            ("{} x", 1, 4, "after the end of the document"),
+            ("[\"a\nb\"]", 1, 4, "control character"),
+            ("[tru]", 1, 2, "expected 'true'"),
+        ])
     func syntaxErrors(input: String, line: Int, column: Int, message: String) {
         do {
             _ = try JSONParser.parse(input)

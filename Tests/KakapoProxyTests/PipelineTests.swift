@@ -127,7 +127,8 @@ struct PipelineTests {
         let directory = try Fixtures.temporaryDirectory()
         let upstream = try await Self.countingUpstream()
 
-        let passthrough = try await ProxyHarness.recording(upstream, cassette: directory + "/p.json", mode: .passthrough)
+        let passthrough = try await ProxyHarness.recording(
+            upstream, cassette: directory + "/p.json", mode: .passthrough)
         #expect(try await passthrough.client.send(.get, "/a").text == "/a #1")
         await passthrough.stop()
         #expect(!FileManager.default.fileExists(atPath: directory + "/p.json"))
@@ -202,7 +203,9 @@ struct PipelineTests {
 
     @Test("a configuration that cannot work is refused before binding")
     func invalidConfiguration() throws {
-        #expect(throws: ProxyError.self) { try ProxyServer(configuration: ProxyConfiguration(mode: .new, cassettePath: "/tmp/x.json")) }
+        #expect(throws: ProxyError.self) {
+            try ProxyServer(configuration: ProxyConfiguration(mode: .new, cassettePath: "/tmp/x.json"))
+        }
         #expect(throws: CassetteError.self) {
             try ProxyServer(configuration: ProxyConfiguration(mode: .none, cassettePath: "/nonexistent/c.json"))
         }

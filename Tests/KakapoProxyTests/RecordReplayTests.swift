@@ -10,11 +10,14 @@ struct RecordReplayTests {
     static func upstreamReply(_ request: HTTPRequest) -> TestUpstream.Reply {
         switch request.path {
         case "/json":
-            return .response(HTTPResponse(status: 200, contentType: "application/json", text: #"{"id":1,"name":"Ada"}"#))
+            return .response(
+                HTTPResponse(status: 200, contentType: "application/json", text: #"{"id":1,"name":"Ada"}"#))
         case "/text":
-            return .response(HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", text: "hello\nworld ✓\n"))
+            return .response(
+                HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", text: "hello\nworld ✓\n"))
         case "/binary":
-            return .response(HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.binary))
+            return .response(
+                HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.binary))
         case "/items/1":
             return .response(HTTPResponse(status: 204, headers: ["X-Deleted": "1"]))
         case "/redirect":
@@ -33,15 +36,20 @@ struct RecordReplayTests {
                         ("Set-Cookie", "theme=dark; Path=/"),
                     ]), body: Array("two cookies".utf8)))
         case "/large":
-            return .response(HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.large(10_000_000)))
+            return .response(
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.large(10_000_000)
+                ))
         case "/chunked":
             return .chunked(
                 status: 200, headers: ["Content-Type": "text/plain"],
                 chunks: [Array("first,".utf8), Array("second,".utf8), Array("third".utf8)])
         case "/echo":
-            return .response(HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: request.body))
+            return .response(
+                HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: request.body))
         default:
-            return .response(HTTPResponse(status: 404, contentType: "text/plain", text: "upstream has no \(request.path)"))
+            return .response(
+                HTTPResponse(status: 404, contentType: "text/plain", text: "upstream has no \(request.path)"))
         }
     }
 
@@ -78,7 +86,8 @@ struct RecordReplayTests {
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette, redactor: keepCookies)
         var recorded: [HTTPResponse] = []
         for exchange in Self.exchanges {
-            let response = try await recorder.client.send(exchange.method, exchange.target, headers: exchange.headers, body: exchange.body)
+            let response = try await recorder.client.send(
+                exchange.method, exchange.target, headers: exchange.headers, body: exchange.body)
             #expect(response.source == "upstream", "\(exchange.target)")
             recorded.append(response)
         }
@@ -94,7 +103,8 @@ struct RecordReplayTests {
         #expect(!upstream.received.contains { $0.path == "/elsewhere" }, "a redirect must not be followed")
         #expect(recorded[5].body.isEmpty && recorded[5].headers["Content-Length"] == "21")
         #expect(recorded[6].body == Fixtures.gzipJSON && recorded[6].headers["Content-Encoding"] == "gzip")
-        #expect(recorded[7].headers.values(for: "Set-Cookie") == ["session=abc123; Path=/; HttpOnly", "theme=dark; Path=/"])
+        #expect(
+            recorded[7].headers.values(for: "Set-Cookie") == ["session=abc123; Path=/; HttpOnly", "theme=dark; Path=/"])
         #expect(recorded[8].body == Fixtures.large(10_000_000))
         #expect(recorded[9].text == "first,second,third")
         #expect(recorded[9].headers["Transfer-Encoding"] == nil)
@@ -103,10 +113,12 @@ struct RecordReplayTests {
         // Replay with the upstream gone: every answer is identical.
         let player = try await ProxyHarness.replaying(cassette)
         for (exchange, original) in zip(Self.exchanges, recorded) {
-            let replayed = try await player.client.send(exchange.method, exchange.target, headers: exchange.headers, body: exchange.body)
+            let replayed = try await player.client.send(
+                exchange.method, exchange.target, headers: exchange.headers, body: exchange.body)
             #expect(replayed.source == "cassette", "\(exchange.method) \(exchange.target)")
             #expect(replayed.status == original.status, "\(exchange.method) \(exchange.target)")
-            #expect(replayed.headersWithoutSource == original.headersWithoutSource, "\(exchange.method) \(exchange.target)")
+            #expect(
+                replayed.headersWithoutSource == original.headersWithoutSource, "\(exchange.method) \(exchange.target)")
             #expect(replayed.body == original.body, "\(exchange.method) \(exchange.target)")
         }
         let replaySummary = await player.stop()
@@ -122,7 +134,10 @@ struct RecordReplayTests {
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
         _ = try await recorder.client.send(
             .get, "/json?page=2",
-            headers: HTTPHeaders([("X-Trace", "t1"), ("Connection", "X-Private"), ("X-Private", "hop"), ("Authorization", "Bearer s3cret")]))
+            headers: HTTPHeaders([
+                ("X-Trace", "t1"), ("Connection", "X-Private"), ("X-Private", "hop"),
+                ("Authorization", "Bearer s3cret"),
+            ]))
         await recorder.stop()
         await upstream.stop()
 

@@ -65,7 +65,8 @@ public final class KakapoProcess: Sendable {
                 return port
             }
             if !process.isRunning {
-                throw Failure(description: "kakapo exited with \(process.terminationStatus) before listening: \(standardError)")
+                throw Failure(
+                    description: "kakapo exited with \(process.terminationStatus) before listening: \(standardError)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }

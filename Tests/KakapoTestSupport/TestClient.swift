@@ -7,7 +7,8 @@ public struct TestClient: Sendable {
     public let client: UpstreamClient
 
     public init(port: Int) throws {
-        client = try UpstreamClient(configuration: UpstreamConfiguration(baseURL: "http://127.0.0.1:\(port)", timeout: 30))
+        client = try UpstreamClient(
+            configuration: UpstreamConfiguration(baseURL: "http://127.0.0.1:\(port)", timeout: 30))
     }
 
     /// Sends a request with exactly these headers (plus `Host`).

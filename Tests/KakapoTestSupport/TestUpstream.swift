@@ -86,7 +86,8 @@ final class UpstreamHandler: ChannelInboundHandler {
             guard let head else { return }
             var headers = KakapoHTTP.HTTPHeaders()
             for (name, value) in head.headers { headers.add(name: name, value: value) }
-            let request = HTTPRequest(method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
+            let request = HTTPRequest(
+                method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
             log.withLockedValue { $0.append(request) }
             reply(handler(request), to: head, context: context)
         }
@@ -119,7 +120,8 @@ final class UpstreamHandler: ChannelInboundHandler {
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         for chunk in chunks where !chunk.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunk)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunk)))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }

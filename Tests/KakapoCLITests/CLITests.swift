@@ -1,0 +1,178 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// The `kakapo` binary, run as a user runs it.
+@Suite("Command line")
+struct CLITests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let demoCassette = packageRoot + "/cassettes/demo.json"
+
+    static func upstream() async throws -> TestUpstream {
+        try await TestUpstream.start { request in
+            .response(HTTPResponse(status: 200, contentType: "application/json", text: #"{"path":"\#(request.path)"}"#))
+        }
+    }
+
+    @Test("replay prints one listening line with the port it got, answers, and exits 0 on SIGTERM with a summary")
+    func replayDemo() async throws {
+        let process = try KakapoProcess(["replay", "--cassette", Self.demoCassette, "--port", "0"])
+        let port = try await process.waitUntilListening()
+        #expect(port > 0)
+        #expect(process.standardOutput == "kakapo listening on http://127.0.0.1:\(port)\n")
+        let client = try TestClient(port: port)
+        let user = try await client.send(.get, "/users/1")
+        #expect(user.status == 200)
+        #expect(user.text.contains("Ada Lovelace"))
+        #expect(user.headers["X-Kakapo-Source"] == "cassette")
+        let miss = try await client.send(.get, "/users/99")
+        #expect(miss.status == 404 && miss.headers["X-Kakapo-Source"] == "miss")
+        client.shutdown()
+        process.send(SIGTERM)
+        #expect(try await process.waitForExit() == 0)
+        #expect(process.standardError.contains("replayed 1, missed 1"))
+        #expect(process.standardError.contains("miss: GET /users/99"))
+        #expect(process.standardOutput.split(separator: "\n").count == 1, "logs go to standard error")
+    }
+
+    @Test(
+        "usage errors exit 2 and say which flag and why",
+        arguments: [
+            (["replay"], "--cassette"),
+            (["replay", "--cassette", "x.json", "--port", "abc"], "--port"),
+            (["replay", "--cassette", "x.json", "--port", "70000"], "--port must be from 0 to 65535"),
+            (["record", "--cassette", "x.json"], "--upstream"),
+            (["record", "--cassette", "x.json", "--upstream", "ftp://x"], "--upstream must be an http"),
+            (["record", "--cassette", "x.json", "--upstream", "http://127.0.0.1:1", "--mode", "sometimes"], "--mode"),
+            (["serve", "--cassette", "x.json", "--mode", "new"], "needs --upstream"),
+            (["rewind"], "rewind"),
+        ])
+    func usageErrors(arguments: [String], mention: String) async throws {
+        let result = try await KakapoProcess.run(arguments)
+        #expect(result.status == 2, "\(arguments): \(result.error)")
+        #expect(result.error.contains(mention), "\(arguments): \(result.error)")
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("help exits 0")
+    func help() async throws {
+        let result = try await KakapoProcess.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("record") && result.output.contains("replay") && result.output.contains("serve"))
+    }
+
+    @Test("a malformed or missing cassette exits 3 and names the file and the line")
+    func badCassette() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let bad = directory + "/bad.json"
+        try "{\n  \"version\": 1,\n  \"interactions\": [\n    {\"request\" {}}\n  ]\n}\n".write(
+            toFile: bad, atomically: true, encoding: .utf8)
+        let malformed = try await KakapoProcess.run(["replay", "--cassette", bad, "--port", "0"])
+        #expect(malformed.status == 3)
+        #expect(malformed.error.contains("bad.json:4:16: "), "\(malformed.error)")
+        #expect(malformed.output.isEmpty, "nothing listens")
+
+        let missing = try await KakapoProcess.run(["replay", "--cassette", directory + "/none.json", "--port", "0"])
+        #expect(missing.status == 3)
+        #expect(missing.error.contains("none.json: no such file"))
+    }
+
+    @Test("SIGINT and SIGTERM while recording save every answered interaction", arguments: [SIGINT, SIGTERM])
+    func signalSaves(signal: Int32) async throws {
+        let upstream = try await Self.upstream()
+        let cassette = try Fixtures.temporaryDirectory() + "/rec.json"
+        let process = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let client = try TestClient(port: try await process.waitUntilListening())
+        for index in 0..<5 {
+            #expect(try await client.send(.get, "/items/\(index)").status == 200)
+        }
+        client.shutdown()
+        process.send(signal)
+        #expect(try await process.waitForExit() == 0)
+        await upstream.stop()
+        let saved = try CassetteFile.load(cassette)
+        #expect(saved.interactions.map(\.request.target) == (0..<5).map { "/items/\($0)" })
+        #expect(process.standardError.contains("recorded 5 interactions to \(cassette)"))
+    }
+
+    @Test("a burst of 100 parallel requests while recording loses nothing, and reaches the disk within a second")
+    func parallelBurst() async throws {
+        let upstream = try await Self.upstream()
+        let cassette = try Fixtures.temporaryDirectory() + "/burst.json"
+        let process = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let client = try TestClient(port: try await process.waitUntilListening())
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<100 {
+                group.addTask { try await client.send(.get, "/burst/\(index)").status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 100))
+        let answered = ContinuousClock.now
+
+        // Still running: the file on disk catches up within a second of the last answer.
+        var onDisk = 0
+        while ContinuousClock.now - answered < .seconds(1) {
+            onDisk = (try? CassetteFile.load(cassette).interactions.count) ?? 0
+            if onDisk == 100 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(onDisk == 100)
+
+        client.shutdown()
+        process.send(SIGINT)
+        #expect(try await process.waitForExit() == 0)
+        await upstream.stop()
+        let targets = Set(try CassetteFile.load(cassette).interactions.map(\.request.target))
+        #expect(targets == Set((0..<100).map { "/burst/\($0)" }))
+    }
+
+    @Test("SIGKILL while recording leaves the last complete save, never a truncated file")
+    func killNine() async throws {
+        let upstream = try await Self.upstream()
+        let cassette = try Fixtures.temporaryDirectory() + "/killed.json"
+        let process = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let client = try TestClient(port: try await process.waitUntilListening())
+        for index in 0..<20 { _ = try await client.send(.get, "/early/\(index)") }
+        try await Task.sleep(for: .milliseconds(1200))
+        // Keep recording while the process is killed.
+        let traffic = Task {
+            var index = 0
+            while !Task.isCancelled {
+                _ = try? await client.send(.get, "/late/\(index)")
+                index += 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        process.send(SIGKILL)
+        _ = try await process.waitForExit()
+        traffic.cancel()
+        _ = await traffic.value
+        client.shutdown()
+        await upstream.stop()
+        let saved = try CassetteFile.load(cassette)
+        let targets = saved.interactions.map(\.request.target)
+        #expect(Array(targets.prefix(20)) == (0..<20).map { "/early/\($0)" })
+    }
+
+    @Test("--strict exits 1 when a request missed, 0 when none did")
+    func strictMode() async throws {
+        for (path, expected) in [("/users/1", Int32(0)), ("/nope", Int32(1))] {
+            let process = try KakapoProcess(["replay", "--cassette", Self.demoCassette, "--port", "0", "--strict"])
+            let client = try TestClient(port: try await process.waitUntilListening())
+            _ = try await client.send(.get, path)
+            client.shutdown()
+            process.send(SIGINT)
+            #expect(try await process.waitForExit() == expected, "\(path): \(process.standardError)")
+            if expected == 1 { #expect(process.standardError.contains("miss: GET /nope")) }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs everything CI checks: installs what is missing, builds with no warnings in Kakapo's own code,
+# checks formatting, and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift build --build-tests 2>&1 | tee "$log"
+if grep -E "^$PWD/(Sources|Tests)/.*: warning:" "$log" >/dev/null; then
+    echo "tools/test.sh: the build has warnings in Kakapo's own code (see above)" >&2
+    exit 1
+fi
+
+if swift format --version >/dev/null 2>&1; then
+    tools/format.sh --lint
+fi
+
+swift test 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+# Every test is a Swift Testing test; state the count plainly as the last line.
+count=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*passed.*/\1/p' "$log" | tail -n 1)
+echo "${count:-0} passed, 0 failed"
