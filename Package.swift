@@ -17,6 +17,8 @@ let package = Package(
         .target(name: "KakapoHTTP"),
         .target(name: "KakapoJSON"),
         .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
@@ -26,7 +28,7 @@ let package = Package(
         .target(
             name: "KakapoProxy",
             dependencies: [
-                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream",
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -36,7 +38,10 @@ let package = Package(
         ),
         .target(
             name: "Kakapo",
-            dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoProxy"]
+            dependencies: [
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
+                "KakapoProxy",
+            ]
         ),
         .executableTarget(
             name: "kakapo",
@@ -46,6 +51,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "kakapo-example", dependencies: ["Kakapo"], path: "Examples/KakapoExample"),
         .target(
             name: "KakapoTestSupport",
             dependencies: [
@@ -59,7 +65,9 @@ let package = Package(
         ),
         .testTarget(name: "KakapoJSONTests", dependencies: ["KakapoJSON"]),
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette"]),
+        .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter"]),
+        .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
-        .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "Kakapo", "KakapoTestSupport"]),
+        .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),
     ]
 )

@@ -3,4 +3,6 @@
 @_exported import KakapoHTTP
 @_exported import KakapoJSON
 @_exported import KakapoProxy
+@_exported import KakapoRouter
+@_exported import KakapoStore
 @_exported import KakapoUpstream

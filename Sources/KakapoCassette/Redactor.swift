@@ -101,26 +101,3 @@ public struct Redactor: Hashable, Sendable {
         }.joined(separator: String(separator))
     }
 }
-
-extension String {
-    /// Percent-decodes `%XX` sequences and `+`; malformed sequences are kept as they are.
-    public func removingPercentEncodingLeniently() -> String {
-        guard contains("%") || contains("+") else { return self }
-        var bytes: [UInt8] = []
-        let utf8 = Array(self.utf8)
-        var index = 0
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
-                let value = UInt8(String(decoding: utf8[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index += 3
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-                index += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}

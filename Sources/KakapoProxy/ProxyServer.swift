@@ -1,5 +1,6 @@
 import Foundation
 import KakapoCassette
+import KakapoRouter
 import KakapoUpstream
 import Logging
 import NIOConcurrencyHelpers
@@ -36,9 +37,6 @@ public final class ProxyServer: Sendable {
                 code: .configuration,
                 message: "mode '\(mode.rawValue)' records, so it needs a cassette (--cassette FILE)")
         }
-        if mode == .none && configuration.cassettePath == nil {
-            throw ProxyError(code: .configuration, message: "replay needs a cassette (--cassette FILE)")
-        }
         var session: CassetteSession?
         if let path = configuration.cassettePath {
             let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
@@ -64,9 +62,41 @@ public final class ProxyServer: Sendable {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads ?? System.coreCount)
     }
 
-    /// Binds and starts serving; returns the port (useful with port 0).
+    /// Builds a server from the essentials: a cassette (nil for none: routes and the Store only), a mode,
+    /// and an upstream for the modes that forward.
+    public convenience init(cassette: String? = nil, mode: ProxyMode = .none, upstream: String? = nil) throws {
+        try self.init(
+            configuration: ProxyConfiguration(
+                mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) }))
+    }
+
+    /// The router for any host and path: `server.router.get("/users/:id") { request in ... }`.
+    public var router: Router { pipeline.routes.router }
+
+    /// A router for requests under `baseURL` only (`http://api.test.com/v1` or `/v1`); the most specific
+    /// router that has a route for a request answers it.
+    public func register(_ baseURL: String) throws(RouterError) -> Router { try pipeline.routes.register(baseURL) }
+
+    /// REST resources backed by a Store: `server.resources.add(User.self, at: "/users", in: store)`.
+    public var resources: StoreResources { pipeline.resources }
+
+    /// Starts on `port` (the configured one when nil), serves until the surrounding task is cancelled,
+    /// then shuts down gracefully and returns the summary.
     @discardableResult
-    public func start() async throws -> Int {
+    public func run(port: Int? = nil) async throws -> ProxySummary {
+        try await start(port: port)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(3600))
+        }
+        return await shutdown()
+    }
+
+    /// Checks the routes, binds and starts serving; returns the port (useful with port 0).
+    /// Throws `RouterError` for an invalid or conflicting route and `ProxyError` when it cannot bind.
+    @discardableResult
+    public func start(port: Int? = nil) async throws -> Int {
+        try pipeline.routes.validate()
+        try pipeline.resources.registry.validate()
         let pipeline = self.pipeline
         let tracker = self.tracker
         let limit = configuration.maximumRequestBodyBytes
@@ -85,10 +115,10 @@ public final class ProxyServer: Sendable {
             }
         let bound: any Channel
         do {
-            bound = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+            bound = try await bootstrap.bind(host: configuration.host, port: port ?? configuration.port).get()
         } catch {
             throw ProxyError(
-                code: .bind, message: "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+                code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")
         }
         channel.withLockedValue { $0 = bound }
         if pipeline.configuration.mode.records { pipeline.session?.startAutosave() }

@@ -2,16 +2,21 @@ import Foundation
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoRouter
 import KakapoUpstream
 
-/// The chain of design section 2: admin, then the cassette, then the upstream, then a miss. Each request
-/// stops at the first layer that answers. Callable from any thread; the upstream answers on a libcurl
+/// The chain of design section 2: admin, routes, store resources, the cassette, the upstream, and
+/// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the upstream answers on a libcurl
 /// worker thread, never on the caller's.
 public final class RequestPipeline: Sendable {
     public let configuration: ProxyConfiguration
     public let session: CassetteSession?
     public let upstream: UpstreamClient?
     public let journal: RequestJournal
+    /// Route handlers, the first layer after admin.
+    public let routes = RouterRegistry()
+    /// REST resources backed by the Store, after routes.
+    public let resources = StoreResources()
 
     init(
         configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?, journal: RequestJournal
@@ -31,6 +36,14 @@ public final class RequestPipeline: Sendable {
             completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
             return
         }
+        if let route = routes.match(request) {
+            answer(request, with: route, source: .route, completion: completion)
+            return
+        }
+        if let resource = resources.registry.match(request) {
+            answer(request, with: resource, source: .store, completion: completion)
+            return
+        }
         let mode = configuration.mode
         if mode == .none || mode == .new, let session, let hit = session.play(request) {
             completion(ProxyAnswer(response: hit.response, source: .cassette))
@@ -41,6 +54,17 @@ public final class RequestPipeline: Sendable {
             return
         }
         forward(request, through: upstream, completion: completion)
+    }
+
+    /// Runs a handler in a task of its own, so the event loop never waits for it.
+    private func answer(
+        _ request: HTTPRequest, with match: RouteMatch, source: ResponseSource,
+        completion: @escaping @Sendable (ProxyAnswer) -> Void
+    ) {
+        Task {
+            let response = await match.respond(to: request)
+            completion(ProxyAnswer(response: response, source: source))
+        }
     }
 
     private func forward(

@@ -11,9 +11,14 @@ public final class KakapoProcess: Sendable {
     private let output = NIOLockedValueBox<[UInt8]>([])
     private let errors = NIOLockedValueBox<[UInt8]>([])
 
-    /// The folder holding the test binary, where SwiftPM also puts `kakapo`.
+    /// The path of the built `kakapo` binary (`KAKAPO_BINARY` overrides it).
     public static var binary: String {
         if let path = ProcessInfo.processInfo.environment["KAKAPO_BINARY"] { return path }
+        return builtProduct("kakapo")
+    }
+
+    /// The path of a product SwiftPM built next to the test binary.
+    public static func builtProduct(_ name: String) -> String {
         #if os(Linux)
             let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
         #else
@@ -22,13 +27,13 @@ public final class KakapoProcess: Sendable {
         var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
         // On macOS the test binary sits inside a .xctest bundle.
         while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-        return directory.appendingPathComponent("kakapo").path
+        return directory.appendingPathComponent(name).path
     }
 
-    /// Starts `kakapo` with `arguments` in `directory`.
-    public init(_ arguments: [String], directory: String? = nil) throws {
+    /// Starts `kakapo` (or another built `executable`) with `arguments` in `directory`.
+    public init(_ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: KakapoProcess.binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let stdout = Pipe()
@@ -59,7 +64,7 @@ public final class KakapoProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let text = standardOutput
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("kakapo listening on http://") }),
+            if let line = text.split(separator: "\n").first(where: { $0.contains(" listening on http://") }),
                 let port = line.split(separator: ":").last.flatMap({ Int($0) })
             {
                 return port

@@ -1,0 +1,32 @@
+extension String {
+    /// Percent-decodes `%XX` sequences, and `+` as a space when `plusAsSpace` (query strings); malformed
+    /// sequences and invalid UTF-8 are kept rather than rejected.
+    public func removingPercentEncodingLeniently(plusAsSpace: Bool = true) -> String {
+        guard contains("%") || (plusAsSpace && contains("+")) else { return self }
+        var bytes: [UInt8] = []
+        let utf8 = Array(self.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
+                let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}

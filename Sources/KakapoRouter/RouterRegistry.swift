@@ -1,0 +1,56 @@
+import KakapoHTTP
+import Synchronization
+
+/// Every router of a server: the default one (any host, no prefix) and the ones registered for a base
+/// URL, as the original Kakapo had them. A request goes to the most specific router whose base matches
+/// and which has a route for it.
+public final class RouterRegistry: Sendable {
+    /// The router for any host and path.
+    public let router = Router(base: .any)
+    private let scoped = Mutex<[Router]>([])
+
+    public init() {}
+
+    /// The router for `baseURL` (`http://api.test.com/v1` or `/v1`); asking twice gives the same router.
+    public func register(_ baseURL: String) throws(RouterError) -> Router {
+        let base = try BaseURL(baseURL)
+        if base == .any { return router }
+        return scoped.withLock { routers in
+            if let existing = routers.first(where: { $0.base == base }) { return existing }
+            let created = Router(base: base)
+            routers.append(created)
+            routers.sort { $0.base.specificity > $1.base.specificity }
+            return created
+        }
+    }
+
+    /// Checks every router's routes; throws the first invalid or conflicting pattern.
+    public func validate() throws(RouterError) {
+        try router.validate()
+        for scopedRouter in scoped.withLock({ $0 }) { try scopedRouter.validate() }
+    }
+
+    /// The route for `request`, or nil to pass it on to the next layer. Absolute-form targets
+    /// (`GET http://api.test.com/v1/users`, as sent to a forward proxy) carry their own host.
+    public func match(_ request: HTTPRequest) -> RouteMatch? {
+        let (host, path) = RouterRegistry.hostAndPath(request)
+        for scopedRouter in scoped.withLock({ $0 }) {
+            if let relative = scopedRouter.base.relativePath(host: host, path: path),
+                let found = scopedRouter.match(method: request.method, path: relative)
+            {
+                return found
+            }
+        }
+        return router.match(method: request.method, path: path)
+    }
+
+    static func hostAndPath(_ request: HTTPRequest) -> (String?, String) {
+        let path = request.path
+        if let separator = path.range(of: "://"), path.hasPrefix("http") {
+            let rest = path[separator.upperBound...]
+            let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+            return (String(rest[..<slash]), slash == rest.endIndex ? "/" : String(rest[slash...]))
+        }
+        return (request.headers["Host"], path)
+    }
+}
