@@ -1,7 +1,8 @@
 import KakapoHTTP
 import KakapoJSON
 
-/// `/__kakapo/*`: health and the request journal. Answers only clients on loopback.
+/// `/__kakapo/*`: health, the request journal, and the attached stores (dump and reset). Answers only
+/// clients on loopback.
 enum AdminEndpoints {
     static let prefix = "/__kakapo/"
 
@@ -20,12 +21,23 @@ enum AdminEndpoints {
             return ProxyAnswer(response: .json(.object(body), status: 200), source: .admin)
         case (.get, "/__kakapo/requests"):
             return ProxyAnswer(response: .json(pipeline.journal.json, status: 200), source: .admin)
+        case (.get, "/__kakapo/store"):
+            let stores = pipeline.resources.attached.map { $0.snapshot() }
+            return ProxyAnswer(response: .json(["stores": .array(stores)], status: 200), source: .admin)
+        case (.delete, "/__kakapo/store"):
+            let stores = pipeline.resources.attached
+            for store in stores { store.reset() }
+            return ProxyAnswer(
+                response: .json(["reset": .number(JSONNumber(stores.count))], status: 200), source: .admin)
         default:
             return ProxyAnswer(
                 response: .json(
                     [
                         "error": .string("no admin endpoint \(request.method) \(request.path)"),
-                        "endpoints": ["GET /__kakapo/health", "GET /__kakapo/requests"],
+                        "endpoints": [
+                            "GET /__kakapo/health", "GET /__kakapo/requests", "GET /__kakapo/store",
+                            "DELETE /__kakapo/store",
+                        ],
                     ], status: 404), source: .admin)
         }
     }

@@ -3,6 +3,7 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
 import KakapoStore
+import Synchronization
 
 /// REST resources backed by the Store, answered after routes and before the cassette (design section 2).
 ///
@@ -13,12 +14,25 @@ import KakapoStore
 /// ```
 public final class StoreResources: Sendable {
     let registry = RouterRegistry()
+    private let stores = Mutex<[Store]>([])
 
     init() {}
+
+    /// Makes `store` visible at `/__kakapo/store` (dump with GET, reset with DELETE). Stores given to
+    /// `add(_:at:in:)` are attached automatically.
+    public func attach(_ store: Store) {
+        stores.withLock { stores in
+            if !stores.contains(where: { $0 === store }) { stores.append(store) }
+        }
+    }
+
+    /// Every attached store, in the order attached.
+    public var attached: [Store] { stores.withLock { $0 } }
 
     /// Serves entities of type `T` under `path`. Bodies are JSON; `id` comes from the path and the
     /// store, never from the body.
     public func add<T: Storable & Codable>(_ type: T.Type, at path: String, in store: Store) {
+        attach(store)
         let router = registry.router
         let base = "/" + path.split(separator: "/").joined(separator: "/")
         router.get(base) { _ in store.findAll(T.self) }

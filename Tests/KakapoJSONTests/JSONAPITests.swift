@@ -95,3 +95,75 @@ struct JSONAPITests {
         #expect(JSONAPIErrorDocument([JSONAPIError(status: 404), JSONAPIError(status: 503)]).status == 500)
     }
 }
+
+/// Checks a document against the rules of jsonapi.org v1.1 that a serializer can break.
+enum JSONAPIValidator {
+    static func problems(_ document: JSONValue) -> [String] {
+        var problems: [String] = []
+        guard let top = document.objectValue else { return ["the document is not an object"] }
+        let allowed: Set<String> = ["data", "errors", "meta", "links", "included", "jsonapi"]
+        for key in top.keys where !allowed.contains(key) { problems.append("unknown top-level member \(key)") }
+        if top["data"] != nil && top["errors"] != nil { problems.append("data and errors together") }
+        if top["data"] == nil && top["errors"] == nil && top["meta"] == nil {
+            problems.append("no data, errors or meta")
+        }
+        if top["included"] != nil && top["data"] == nil { problems.append("included without data") }
+        var seen = Set<String>()
+        var resources: [JSONValue] = []
+        if let data = top["data"] { resources += data.arrayValue ?? (data.isNull ? [] : [data]) }
+        resources += top["included"]?.arrayValue ?? []
+        for resource in resources {
+            guard let type = resource["type"]?.stringValue, let id = resource["id"]?.stringValue else {
+                problems.append("a resource without string type and id")
+                continue
+            }
+            if !seen.insert("\(type)/\(id)").inserted { problems.append("\(type)/\(id) appears twice") }
+            for forbidden in ["id", "type", "relationships", "links"] where resource["attributes"]?[forbidden] != nil {
+                problems.append("attribute named \(forbidden) in \(type)/\(id)")
+            }
+            for (name, relationship) in resource["relationships"]?.objectValue ?? JSONObject() {
+                guard let linkage = relationship["data"] else { continue }
+                for item in linkage.arrayValue ?? (linkage.isNull ? [] : [linkage]) {
+                    if item.objectValue?.keys.sorted() != ["id", "type"] {
+                        problems.append("relationship \(name) of \(type)/\(id) has a linkage that is not {type, id}")
+                    }
+                }
+            }
+        }
+        for error in top["errors"]?.arrayValue ?? [] where error["status"] != nil && error["status"]?.stringValue == nil
+        {
+            problems.append("an error status that is not a string")
+        }
+        return problems
+    }
+}
+
+@Suite("JSON:API spec rules")
+struct JSONAPISpecTests {
+    fileprivate static var documents: [(String, any Serializable)] {
+        [
+            ("one", JSONAPISerializer(JSONAPITests.alice)),
+            ("many", JSONAPISerializer([JSONAPITests.alice, JSONAPITests.bob], topLevelMeta: ["count": 2])),
+            ("deep", JSONAPISerializer(JSONAPITests.alice, includeAllChildren: true)),
+            ("empty", JSONAPISerializer([User]())),
+            ("snake", SnakecaseTransformer(JSONAPISerializer(JSONAPITests.alice))),
+            ("errors", JSONAPIErrorDocument([JSONAPIError(status: 404, title: "Not found")])),
+        ]
+    }
+
+    @Test("every document the serializers write follows the spec's rules")
+    func allDocumentsValid() throws {
+        for (name, document) in Self.documents {
+            let json = try #require(document.serialized())
+            #expect(JSONAPIValidator.problems(json) == [], "\(name)")
+        }
+    }
+
+    @Test("the validator catches what it checks")
+    func validatorWorks() {
+        let broken: JSONValue = [
+            "data": ["type": "user", "id": "1", "attributes": ["id": "1"]], "errors": [["status": 404]],
+        ]
+        #expect(JSONAPIValidator.problems(broken).count == 3)
+    }
+}

@@ -127,6 +127,11 @@ struct DynamicFallbackTests {
         #expect(try JSONParser.parse(gone.body)["error"] == #"no User with id "1""#)
         #expect(try await client.send(.delete, "/users/1").status == 404)
         #expect(store.findAll(User.self).map(\.id) == ["0", "2"])
+
+        let dump = try JSONParser.parse(try await client.send(.get, "/__kakapo/store").body)
+        #expect(dump["stores"]?.arrayValue?.first?["entities"]?["User"]?.arrayValue?.count == 2)
+        #expect(try await client.send(.delete, "/__kakapo/store").status == 200)
+        #expect(store.findAll(User.self).isEmpty)
         client.shutdown()
         await server.shutdown()
     }
