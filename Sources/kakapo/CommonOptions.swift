@@ -48,6 +48,13 @@ struct CommonOptions: ParsableArguments {
     var redactor: Redactor {
         Redactor().adding(headers: redactHeaders, queryParameters: redactQuery, keeping: keep)
     }
+
+    /// The proxy configuration these options describe, for `mode`, `cassette` and `upstream`.
+    func configuration(mode: ProxyMode, cassette: String?, upstream: UpstreamConfiguration?) -> ProxyConfiguration {
+        ProxyConfiguration(
+            host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
+            repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus, maximumRequestBodyBytes: maxBodySize)
+    }
 }
 
 /// Options of the commands that talk to an upstream.

@@ -23,11 +23,9 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = ProxyConfiguration(
-            host: common.host, port: common.port, mode: mode == .all ? .all : .new, cassettePath: cassette,
-            upstream: try upstreamOptions.configuration(for: upstream), redactor: common.redactor,
-            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
-            maximumRequestBodyBytes: common.maxBodySize)
+        let configuration = common.configuration(
+            mode: mode == .all ? .all : .new, cassette: cassette,
+            upstream: try upstreamOptions.configuration(for: upstream))
         try await ProxyRunner(configuration: configuration, strict: false, verbose: common.verbose).run()
     }
 }

@@ -15,10 +15,7 @@ struct Replay: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let configuration = ProxyConfiguration(
-            host: common.host, port: common.port, mode: .none, cassettePath: cassette, redactor: common.redactor,
-            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
-            maximumRequestBodyBytes: common.maxBodySize)
+        let configuration = common.configuration(mode: .none, cassette: cassette, upstream: nil)
         try await ProxyRunner(configuration: configuration, strict: strict, verbose: common.verbose).run()
     }
 }

@@ -39,11 +39,9 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = ProxyConfiguration(
-            host: common.host, port: common.port, mode: effectiveMode, cassettePath: cassette,
-            upstream: try upstream.map { try upstreamOptions.configuration(for: $0) }, redactor: common.redactor,
-            repeatPolicy: common.noRepeat ? .miss : .repeatLast, missStatus: common.missStatus,
-            maximumRequestBodyBytes: common.maxBodySize)
+        let configuration = common.configuration(
+            mode: effectiveMode, cassette: cassette,
+            upstream: try upstream.map { try upstreamOptions.configuration(for: $0) })
         try await ProxyRunner(configuration: configuration, strict: strict, verbose: common.verbose).run()
     }
 }
