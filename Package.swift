@@ -16,7 +16,8 @@ let package = Package(
     targets: [
         .target(name: "KakapoHTTP"),
         .target(name: "KakapoJSON"),
-        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "CZlib"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .systemLibrary(

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# Installs what building Kakapo needs beyond the Swift toolchain: libcurl's development files and
-# pkg-config. Does nothing when they are already there.
+# Installs what building Kakapo needs beyond the Swift toolchain: the development files of libcurl and
+# zlib, and pkg-config. Does nothing when they are already there.
 set -euo pipefail
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl; then
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib; then
     exit 0
 fi
 if command -v apt-get >/dev/null 2>&1; then
     sudo=""
     if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-    echo "tools/setup.sh: installing libcurl4-openssl-dev and pkg-config with apt-get" >&2
+    echo "tools/setup.sh: installing libcurl4-openssl-dev, zlib1g-dev and pkg-config with apt-get" >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev pkg-config >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev zlib1g-dev pkg-config >/dev/null
 elif command -v brew >/dev/null 2>&1; then
     echo "tools/setup.sh: installing curl and pkg-config with Homebrew" >&2
-    brew install curl pkg-config
+    brew install curl zlib pkg-config
 else
-    echo "tools/setup.sh: libcurl's development files are missing; install libcurl (with headers) and pkg-config" >&2
+    echo "tools/setup.sh: install libcurl and zlib (with headers) and pkg-config" >&2
     exit 1
 fi
-pkg-config --exists libcurl || {
-    echo "tools/setup.sh: pkg-config still cannot find libcurl" >&2
+pkg-config --exists libcurl zlib || {
+    echo "tools/setup.sh: pkg-config still cannot find libcurl and zlib" >&2
     exit 1
 }

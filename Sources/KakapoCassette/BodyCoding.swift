@@ -2,17 +2,48 @@ import Foundation
 import KakapoHTTP
 import KakapoJSON
 
-/// How a body is stored in a cassette: as readable text when it is UTF-8 text and not compressed,
-/// otherwise as base64. An empty body is not stored at all.
+/// How a body is stored in a cassette so a person can read and edit it (design 5.1):
+///
+/// - `{"json": VALUE, "layout": "indent:2", "newline": true}` for JSON that the layout rebuilds byte
+///   for byte (key order and numbers are kept by `JSONValue`);
+/// - `{"text": "..."}` for other UTF-8 text;
+/// - `{"base64": "..."}` for binary data.
+///
+/// A gzip or deflate body is stored decoded, with `"encoding": "gzip"`, and encoded again when loaded.
+/// An empty body is not stored at all.
 enum BodyCoding {
     static func encode(_ body: [UInt8], headers: HTTPHeaders) -> JSONValue? {
         if body.isEmpty { return nil }
-        let encoded =
-            headers["Content-Encoding"].map { !$0.trimmingSpaces().caseInsensitiveEquals("identity") } ?? false
-        if !encoded, isReadableText(body), let text = String(validating: body, as: UTF8.self) {
-            return .object(["text": .string(text)])
+        var content = body
+        var encoding: ContentCoding?
+        if let coding = ContentCoding(header: headers["Content-Encoding"]), let decoded = coding.decode(body) {
+            content = decoded
+            encoding = coding
         }
-        return .object(["base64": .string(Data(body).base64EncodedString())])
+        var object = form(of: content)
+        if let encoding { object["encoding"] = .string(encoding.rawValue) }
+        return .object(object)
+    }
+
+    /// The most readable form that gives back exactly `content`.
+    static func form(of content: [UInt8]) -> JSONObject {
+        if let json = readableJSON(content) { return json }
+        if isReadableText(content), let text = String(validating: content, as: UTF8.self) {
+            return ["text": .string(text)]
+        }
+        return ["base64": .string(Data(content).base64EncodedString())]
+    }
+
+    static func readableJSON(_ content: [UInt8]) -> JSONObject? {
+        guard let first = content.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+            let value = try? JSONParser.parse(content, options: .init(rejectDuplicateKeys: true, maximumDepth: 64)),
+            let layout = JSONLayout.detect(content, value: value)
+        else { return nil }
+        var object: JSONObject = ["json": value]
+        if layout.indent != nil || layout.itemSeparator != "," { object["layout"] = .string(layout.description) }
+        if layout.trailingNewline { object["newline"] = true }
+        return object
     }
 
     static func decode(_ value: JSONValue?, path: [JSONPathComponent]) throws(CassetteDecodingError) -> [UInt8] {
@@ -20,16 +51,35 @@ enum BodyCoding {
         guard let object = value.objectValue else {
             throw CassetteDecodingError(
                 path: path,
-                message: "a body must be an object with \"text\" or \"base64\", found \(value.kindDescription)")
+                message:
+                    "a body must be an object with \"json\", \"text\" or \"base64\", found \(value.kindDescription)")
         }
-        if let text = object["text"] {
+        var content: [UInt8]
+        if let json = object["json"] {
+            var layout = JSONLayout.compact
+            if let name = object["layout"] {
+                guard let text = name.stringValue, let parsed = JSONLayout(name: text) else {
+                    throw CassetteDecodingError(
+                        path: path + [.key("layout")],
+                        message: "\"layout\" must be \"compact\", \"spaced\", \"indent:N\" or \"indent:tab\"")
+                }
+                layout = parsed
+            }
+            if let newline = object["newline"] {
+                guard let flag = newline.boolValue else {
+                    throw CassetteDecodingError(
+                        path: path + [.key("newline")], message: "\"newline\" must be true or false")
+                }
+                layout.trailingNewline = flag
+            }
+            content = layout.write(json)
+        } else if let text = object["text"] {
             guard let string = text.stringValue else {
                 throw CassetteDecodingError(
                     path: path + [.key("text")], message: "\"text\" must be a string, found \(text.kindDescription)")
             }
-            return Array(string.utf8)
-        }
-        if let base64 = object["base64"] {
+            content = Array(string.utf8)
+        } else if let base64 = object["base64"] {
             guard let string = base64.stringValue else {
                 throw CassetteDecodingError(
                     path: path + [.key("base64")],
@@ -38,13 +88,22 @@ enum BodyCoding {
             guard let data = Data(base64Encoded: string) else {
                 throw CassetteDecodingError(path: path + [.key("base64")], message: "\"base64\" is not valid base64")
             }
-            return Array(data)
+            content = Array(data)
+        } else {
+            throw CassetteDecodingError(path: path, message: "a body must have \"json\", \"text\" or \"base64\"")
         }
-        throw CassetteDecodingError(path: path, message: "a body must have \"text\" or \"base64\"")
+        if let encoding = object["encoding"] {
+            guard let name = encoding.stringValue, let coding = ContentCoding(rawValue: name) else {
+                throw CassetteDecodingError(
+                    path: path + [.key("encoding")], message: "\"encoding\" must be \"gzip\" or \"deflate\"")
+            }
+            content = coding.encode(content)
+        }
+        return content
     }
 
-    /// True for bytes a person can read and edit: valid UTF-8 with no control characters but tab,
-    /// carriage return and line feed.
+    /// True for bytes a person can read and edit: no control characters but tab, carriage return and
+    /// line feed.
     static func isReadableText(_ body: [UInt8]) -> Bool {
         for byte in body where byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D || byte == 0x7F {
             return false

@@ -36,14 +36,7 @@ extension Array where Element == JSONPathComponent {
         isEmpty
             ? ""
             : map {
-                "/" + $0.description.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+                "/" + $0.description.replacingEvery("~", with: "~0").replacingEvery("/", with: "~1")
             }.joined()
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

@@ -41,10 +41,11 @@ struct CassetteFileTests {
         #expect(first.last == UInt8(ascii: "\n"))
     }
 
-    @Test("text bodies are stored readable, binary ones as base64, empty ones not at all")
+    @Test("JSON bodies are stored as JSON, binary ones as base64, empty ones not at all")
     func bodyForms() throws {
         let text = String(decoding: CassetteCodec.encodeFile(Self.sample()), as: UTF8.self)
-        #expect(text.contains(#""text": "{\"name\":\"Ada\"}""#))
+        #expect(text.contains(#""json": {"# + "\n" + #"            "name": "Ada""#), "\(text)")
+        #expect(text.contains(#""newline": true"#))
         #expect(text.contains(#""base64": "iVBORwABAg==""#))
         #expect(text.contains(#"["X-Id", "1"]"#) && text.contains(#"["X-Id", "2"]"#))
         let deleteEntry = try #require(text.range(of: "\"/users/1\""))

@@ -1,0 +1,90 @@
+import CZlib
+
+/// The `Content-Encoding`s a cassette stores decoded and re-encodes on replay: gzip and deflate
+/// (zlib, with raw deflate accepted when decoding). Others (br, zstd) are stored as the wire bytes.
+public enum ContentCoding: String, Sendable, CaseIterable {
+    case gzip
+    case deflate
+
+    /// The coding named by a `Content-Encoding` value, if it is a single one Kakapo can handle.
+    public init?(header: String?) {
+        guard let header else { return nil }
+        let name = header.trimmingSpacesAndLowercased()
+        switch name {
+        case "gzip", "x-gzip": self = .gzip
+        case "deflate": self = .deflate
+        default: return nil
+        }
+    }
+
+    /// The decoded bytes, or nil when `bytes` are not valid in this coding.
+    public func decode(_ bytes: [UInt8]) -> [UInt8]? {
+        switch self {
+        case .gzip: return Zlib.inflate(bytes, windowBits: 15 + 16)
+        case .deflate: return Zlib.inflate(bytes, windowBits: 15) ?? Zlib.inflate(bytes, windowBits: -15)
+        }
+    }
+
+    /// The bytes encoded in this coding (deterministic: same input, same output).
+    public func encode(_ bytes: [UInt8]) -> [UInt8] {
+        switch self {
+        case .gzip: return Zlib.deflate(bytes, windowBits: 15 + 16)
+        case .deflate: return Zlib.deflate(bytes, windowBits: 15)
+        }
+    }
+}
+
+enum Zlib {
+    static func inflate(_ input: [UInt8], windowBits: Int32) -> [UInt8]? {
+        var stream = z_stream()
+        guard kakapo_inflate_init(&stream, windowBits) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var input = input
+        let status: Int32 = input.withUnsafeMutableBufferPointer { source in
+            stream.next_in = source.baseAddress
+            stream.avail_in = uInt(source.count)
+            var result = Z_OK
+            repeat {
+                result = chunk.withUnsafeMutableBufferPointer { target in
+                    stream.next_out = target.baseAddress
+                    stream.avail_out = uInt(target.count)
+                    return CZlib.inflate(&stream, Z_NO_FLUSH)
+                }
+                let produced = chunk.count - Int(stream.avail_out)
+                output.append(contentsOf: chunk[0..<produced])
+                if result == Z_BUF_ERROR && stream.avail_in == 0 { break }
+            } while result == Z_OK
+            return result
+        }
+        return status == Z_STREAM_END ? output : nil
+    }
+
+    static func deflate(_ input: [UInt8], windowBits: Int32) -> [UInt8] {
+        var stream = z_stream()
+        guard kakapo_deflate_init(&stream, Z_DEFAULT_COMPRESSION, windowBits) == Z_OK else { return input }
+        defer { deflateEnd(&stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var input = input
+        input.withUnsafeMutableBufferPointer { source in
+            stream.next_in = source.baseAddress
+            stream.avail_in = uInt(source.count)
+            var result = Z_OK
+            repeat {
+                result = chunk.withUnsafeMutableBufferPointer { target in
+                    stream.next_out = target.baseAddress
+                    stream.avail_out = uInt(target.count)
+                    return CZlib.deflate(&stream, Z_FINISH)
+                }
+                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
+            } while result == Z_OK
+        }
+        return output
+    }
+}
+
+extension String {
+    func trimmingSpacesAndLowercased() -> String { trimmingSpaces().lowercased() }
+}
