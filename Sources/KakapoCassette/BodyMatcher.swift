@@ -1,35 +1,147 @@
+import Foundation
+import KakapoHTTP
 import KakapoJSON
 
-/// Compares request bodies: JSON as JSON (key order and whitespace do not matter), anything else byte
-/// for byte. A recorded body is parsed once, when it is indexed.
-struct BodyMatcher: Sendable {
-    let bytes: [UInt8]
-    let json: JSONValue?
+/// A request body in the form it is compared in: JSON as JSON (key order, whitespace and number
+/// spelling do not matter), form bodies field by field, multipart part by part whatever the boundary,
+/// anything else byte for byte. Ignored and redacted fields are taken out first. A recorded body is
+/// normalized once, when it is indexed.
+enum ComparableBody: Sendable {
+    case empty
+    case json(JSONValue)
+    case form([QueryItem])
+    case multipart([MultipartPart])
+    case bytes([UInt8])
 
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-        self.json = BodyMatcher.parseJSON(bytes)
+    init(_ body: [UInt8], headers: HTTPHeaders, redactor: Redactor, matching: MatchOptions) {
+        guard !body.isEmpty else {
+            self = .empty
+            return
+        }
+        let contentType = headers["Content-Type"] ?? ""
+        let lowered = contentType.lowercased()
+        if lowered.hasPrefix("application/x-www-form-urlencoded") {
+            let text = String(decoding: body, as: UTF8.self)
+            self = .form(
+                QueryItem.parse(text).map { item in
+                    let name = item.name.removingPercentEncodingLeniently()
+                    let value =
+                        redactor.isSecretQueryParameter(name)
+                        ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()
+                    return QueryItem(name: name, value: value)
+                }.filter { !matching.ignoredQueryParameters.contains($0.name) }.sorted())
+            return
+        }
+        if lowered.hasPrefix("multipart/"), let parts = MultipartPart.parse(body, contentType: contentType) {
+            self = .multipart(parts)
+            return
+        }
+        if let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "["), var json = try? JSONParser.parse(body)
+        {
+            for pointer in matching.ignoredBodyFields + redactor.jsonPointers {
+                json = json.replacing(pointer, with: nil)
+            }
+            self = .json(json)
+            return
+        }
+        self = .bytes(body)
     }
 
-    static func parseJSON(_ bytes: [UInt8]) -> JSONValue? {
-        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
-            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-        else { return nil }
-        return try? JSONParser.parse(bytes)
+    func matches(_ other: ComparableBody) -> Bool {
+        switch (self, other) {
+        case (.empty, .empty): return true
+        case (.json(let a), .json(let b)): return a.isEquivalent(to: b)
+        case (.form(let a), .form(let b)): return a == b
+        case (.multipart(let a), .multipart(let b)): return a == b
+        case (.bytes(let a), .bytes(let b)): return a == b
+        default: return false
+        }
     }
 
-    /// True when `other` is the same body as the recorded one.
-    func matches(_ other: [UInt8], otherJSON: @autoclosure () -> JSONValue?) -> Bool {
-        if bytes == other { return true }
-        guard let json, let otherJSON = otherJSON() else { return false }
-        return json.isEquivalent(to: otherJSON)
+    /// How `other` (the request) differs from this (the recording), for miss reports.
+    func differences(from other: ComparableBody) -> [String] {
+        if matches(other) { return [] }
+        switch (self, other) {
+        case (.empty, _): return ["body: the request has a body; the recording has none"]
+        case (_, .empty): return ["body: the recording has a body; the request has none"]
+        case (.json(let recorded), .json(let live)):
+            return recorded.differences(from: live).map {
+                "body field \($0.description.isEmpty ? "/" : $0.description) differs"
+            }
+        case (.form(let recorded), .form(let live)):
+            let names = Set(recorded.map(\.name)).union(live.map(\.name)).sorted()
+            return names.filter { name in
+                recorded.filter { $0.name == name } != live.filter { $0.name == name }
+            }.map { "form field \($0) differs" }
+        case (.multipart(let recorded), .multipart(let live)):
+            if recorded.count != live.count {
+                return ["multipart: \(live.count) parts here, \(recorded.count) recorded"]
+            }
+            return zip(recorded, live).enumerated().filter { $0.element.0 != $0.element.1 }.map {
+                "multipart part \($0.offset + 1) (\($0.element.0.name ?? "unnamed")) differs"
+            }
+        default:
+            return ["body: the bodies differ"]
+        }
+    }
+}
+
+/// One part of a multipart body: its headers (boundary-independent) and content.
+struct MultipartPart: Hashable, Sendable {
+    let headers: [String]
+    let content: [UInt8]
+
+    /// The `name` of its Content-Disposition, for messages.
+    var name: String? {
+        for header in headers where header.lowercased().hasPrefix("content-disposition") {
+            guard let range = header.range(of: "name=\"") else { continue }
+            return String(header[range.upperBound...].prefix { $0 != "\"" })
+        }
+        return nil
     }
 
-    /// A short description of how `other` differs, for miss reports.
-    func difference(from other: [UInt8]) -> String? {
-        if matches(other, otherJSON: BodyMatcher.parseJSON(other)) { return nil }
-        if bytes.isEmpty { return "the request has a body; the recorded one has none" }
-        if other.isEmpty { return "the recorded request has a body; this one has none" }
-        return json != nil ? "the JSON bodies differ" : "the bodies differ"
+    /// Splits a multipart body by the boundary its Content-Type names; nil when it cannot.
+    static func parse(_ body: [UInt8], contentType: String) -> [MultipartPart]? {
+        guard let range = contentType.range(of: "boundary=", options: .caseInsensitive) else { return nil }
+        var boundary = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingSpaces()
+        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 {
+            boundary = String(boundary.dropFirst().dropLast())
+        }
+        guard !boundary.isEmpty else { return nil }
+        let delimiter = Array(("--" + boundary).utf8)
+        var parts: [MultipartPart] = []
+        var positions: [Int] = []
+        var index = 0
+        while index + delimiter.count <= body.count {
+            if body[index] == delimiter[0], body[index..<(index + delimiter.count)].elementsEqual(delimiter) {
+                positions.append(index)
+                index += delimiter.count
+            } else {
+                index += 1
+            }
+        }
+        guard positions.count >= 2 else { return nil }
+        for (start, end) in zip(positions, positions.dropFirst()) {
+            var section = Array(body[(start + delimiter.count)..<end])
+            if section.starts(with: [0x0D, 0x0A]) { section.removeFirst(2) }
+            if section.count >= 2, section.suffix(2) == [0x0D, 0x0A] { section.removeLast(2) }
+            let separator: [UInt8] = [0x0D, 0x0A, 0x0D, 0x0A]
+            var split = section.count
+            var cursor = 0
+            while cursor + 4 <= section.count {
+                if section[cursor..<(cursor + 4)].elementsEqual(separator) {
+                    split = cursor
+                    break
+                }
+                cursor += 1
+            }
+            let head = String(decoding: section[0..<split], as: UTF8.self)
+            let content = split + 4 <= section.count ? Array(section[(split + 4)...]) : []
+            parts.append(
+                MultipartPart(
+                    headers: head.split(separator: "\r\n").map { String($0) }, content: content))
+        }
+        return parts
     }
 }

@@ -11,12 +11,14 @@ public final class CassetteSession: @unchecked Sendable {
     // @unchecked Sendable: every stored var below is read and written only while `condition` is locked.
     public let path: String
     public let redactor: Redactor
+    public let matching: MatchOptions
     private let condition = NSCondition()
     private var cassette: Cassette
     private var index: InteractionIndex
     private let originalCount: Int
     private var replaced: Set<Int> = []
     private var recorded = 0
+    private var redactions: [String: Int] = [:]
     private var generation = 0
     private var savedGeneration = 0
     private var saver: Thread?
@@ -27,16 +29,17 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
     public init(
-        path: String, cassette: Cassette, redactor: Redactor = Redactor(),
+        path: String, cassette: Cassette, redactor: Redactor = Redactor(), matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast,
         onSaveError: @escaping @Sendable (CassetteError) -> Void = { _ in }
     ) {
         self.path = path
         self.redactor = redactor
+        self.matching = matching
         self.cassette = cassette
         self.originalCount = cassette.interactions.count
         self.onSaveError = onSaveError
-        var index = InteractionIndex(redactor: redactor, repeatPolicy: repeatPolicy)
+        var index = InteractionIndex(redactor: redactor, matching: matching, repeatPolicy: repeatPolicy)
         for (position, interaction) in cassette.interactions.enumerated() {
             index.insert(interaction, at: position)
         }
@@ -55,9 +58,10 @@ public final class CassetteSession: @unchecked Sendable {
     /// interaction for the same request that this session has not replaced yet (mode `all`), so
     /// re-recording the same traffic gives a minimal diff.
     public func record(_ interaction: Interaction, replacing: Bool) {
-        let clean = redactor.redact(interaction)
+        let (clean, redacted) = redactor.redact(interaction)
         condition.lock()
         defer { condition.unlock() }
+        for name in redacted { redactions[name, default: 0] += 1 }
         if replacing,
             let position = index.candidates(for: interaction.request).first(where: { !replaced.contains($0) })
         {
@@ -74,7 +78,7 @@ public final class CassetteSession: @unchecked Sendable {
     /// The report that explains why `request` missed.
     public func missReport(for request: HTTPRequest) -> MissReport {
         let snapshot = self.snapshot
-        return MissReport(request: request, cassette: snapshot, redactor: redactor)
+        return MissReport(request: request, cassette: snapshot, redactor: redactor, matching: matching)
     }
 
     /// A copy of the cassette as it is now.
@@ -89,6 +93,13 @@ public final class CassetteSession: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return recorded
+    }
+
+    /// How many values were redacted from this session's recordings, by header, parameter or pointer.
+    public var redactionCounts: [String: Int] {
+        condition.lock()
+        defer { condition.unlock() }
+        return redactions
     }
 
     /// The original interactions that were never played, by position.

@@ -1,8 +1,9 @@
 import KakapoHTTP
 import KakapoJSON
 
-/// Finds the recorded interaction for a request in constant time (a hash of method, path and query, then
-/// the body among the few candidates), and plays identical requests back in recorded order.
+/// Finds the recorded interaction for a request in constant time (a hash of method, path, query and
+/// matched headers, then the body among the few candidates), and plays identical requests back in
+/// recorded order.
 ///
 /// Not thread-safe by itself: the proxy keeps it behind a lock.
 public struct InteractionIndex: Sendable {
@@ -16,45 +17,43 @@ public struct InteractionIndex: Sendable {
 
     struct Entry: Sendable {
         let position: Int
-        let body: BodyMatcher
+        let body: ComparableBody
     }
 
     public let redactor: Redactor
+    public let matching: MatchOptions
     public let repeatPolicy: RepeatPolicy
     private var buckets: [RequestKey: [Entry]] = [:]
     private var uses: [Int: Int] = [:]
     private var used: Set<Int> = []
 
-    public init(redactor: Redactor = Redactor(), repeatPolicy: RepeatPolicy = .repeatLast) {
+    public init(
+        redactor: Redactor = Redactor(), matching: MatchOptions = MatchOptions(),
+        repeatPolicy: RepeatPolicy = .repeatLast
+    ) {
         self.redactor = redactor
+        self.matching = matching
         self.repeatPolicy = repeatPolicy
+    }
+
+    func key(_ request: HTTPRequest) -> RequestKey { RequestKey(request, redactor: redactor, matching: matching) }
+
+    func comparableBody(_ request: HTTPRequest) -> ComparableBody {
+        matching.matchBody
+            ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
     }
 
     /// Adds the interaction at `position` of the cassette to the index.
     public mutating func insert(_ interaction: Interaction, at position: Int) {
-        buckets[RequestKey(interaction.request, redactor: redactor), default: []]
-            .append(Entry(position: position, body: BodyMatcher(interaction.request.body)))
-    }
-
-    /// Removes the interaction at `position` from the index (it was replaced by a new recording).
-    public mutating func remove(_ interaction: Interaction, at position: Int) {
-        let key = RequestKey(interaction.request, redactor: redactor)
-        buckets[key]?.removeAll { $0.position == position }
-        if buckets[key]?.isEmpty == true { buckets[key] = nil }
+        buckets[key(interaction.request), default: []]
+            .append(Entry(position: position, body: comparableBody(interaction.request)))
     }
 
     /// The positions of every interaction that matches `request`, in recorded order, without playing any.
     public func candidates(for request: HTTPRequest) -> [Int] {
-        guard let bucket = buckets[RequestKey(request, redactor: redactor)] else { return [] }
-        var parsed: JSONValue?? = .none
-        return bucket.filter { entry in
-            entry.body.matches(
-                request.body,
-                otherJSON: {
-                    if case .none = parsed { parsed = .some(BodyMatcher.parseJSON(request.body)) }
-                    return parsed!
-                }())
-        }.map(\.position)
+        guard let bucket = buckets[key(request)] else { return [] }
+        let body = comparableBody(request)
+        return bucket.filter { $0.body.matches(body) }.map(\.position)
     }
 
     /// Plays `request`: the n-th identical request gets the n-th matching recording; after the last one,

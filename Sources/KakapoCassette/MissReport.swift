@@ -17,13 +17,19 @@ public struct MissReport: Sendable {
     public let nearest: [Candidate]
 
     /// Ranks every recorded interaction against `request` and keeps the closest `limit`.
-    public init(request: HTTPRequest, cassette: Cassette, redactor: Redactor, limit: Int = 3) {
+    public init(
+        request: HTTPRequest, cassette: Cassette, redactor: Redactor, matching: MatchOptions = MatchOptions(),
+        limit: Int = 3
+    ) {
         self.method = request.method.rawValue
         self.url = redactor.redact(target: request.target)
-        let key = RequestKey(request, redactor: redactor)
+        let key = RequestKey(request, redactor: redactor, matching: matching)
+        let body =
+            matching.matchBody
+            ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
         var scored: [(score: Int, candidate: Candidate)] = []
         for (position, interaction) in cassette.interactions.enumerated() {
-            let recorded = RequestKey(interaction.request, redactor: redactor)
+            let recorded = RequestKey(interaction.request, redactor: redactor, matching: matching)
             var differences: [String] = []
             var score = 0
             if recorded.method != key.method {
@@ -54,9 +60,18 @@ public struct MissReport: Sendable {
                     score += 1
                 }
             }
-            if let body = BodyMatcher(interaction.request.body).difference(from: request.body) {
-                differences.append("body: \(body)")
+            for (name, pair) in zip(matching.matchedHeaders, zip(key.headers, recorded.headers)) where pair.0 != pair.1
+            {
+                differences.append("header \(name): \"\(pair.0)\" here, \"\(pair.1)\" recorded")
                 score += 1
+            }
+            if matching.matchBody {
+                let recordedBody = ComparableBody(
+                    interaction.request.body, headers: interaction.request.headers, redactor: redactor,
+                    matching: matching)
+                let bodyDifferences = recordedBody.differences(from: body)
+                differences += bodyDifferences
+                score += min(bodyDifferences.count, 1)
             }
             if differences.isEmpty {
                 differences.append("matched, but every recording of this request was already played")

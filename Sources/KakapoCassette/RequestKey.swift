@@ -1,21 +1,27 @@
 import KakapoHTTP
 
-/// What a request is looked up by: method, path, and the query as a multiset (order does not matter).
-/// Values of secret query parameters are ignored, so a replay with a different token still matches.
+/// What a request is looked up by: method, path, the query as a multiset (order does not matter), and
+/// the values of the headers the user asked to match. Ignored query parameters are left out; values of
+/// secret query parameters and headers are ignored, so a replay with a different token still matches.
 public struct RequestKey: Hashable, Sendable {
     public let method: String
     public let path: String
     public let query: [QueryItem]
+    public let headers: [String]
 
-    public init(_ request: HTTPRequest, redactor: Redactor) {
+    public init(_ request: HTTPRequest, redactor: Redactor, matching: MatchOptions = MatchOptions()) {
         self.method = request.method.rawValue
         self.path = request.path
-        self.query = request.queryItems.map { item in
+        self.query = request.queryItems.compactMap { item in
             let name = item.name.removingPercentEncodingLeniently()
+            if matching.ignoredQueryParameters.contains(name) { return nil }
             let value =
                 redactor.isSecretQueryParameter(name)
                 ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()
             return QueryItem(name: name, value: value)
         }.sorted()
+        self.headers = matching.matchedHeaders.map { name in
+            redactor.isSecretHeader(name) ? "" : request.headers.values(for: name).joined(separator: ", ")
+        }
     }
 }

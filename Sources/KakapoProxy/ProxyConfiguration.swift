@@ -13,6 +13,8 @@ public struct ProxyConfiguration: Sendable {
     /// The upstream; required by every mode but `none`.
     public var upstream: UpstreamConfiguration?
     public var redactor: Redactor
+    /// What besides method, path and query decides a match.
+    public var matching: MatchOptions
     public var repeatPolicy: InteractionIndex.RepeatPolicy
     /// The status a miss answers with.
     public var missStatus: Int
@@ -26,6 +28,7 @@ public struct ProxyConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,
         upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
+        matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,
         maximumRequestBodyBytes: Int = 64 << 20, shutdownGracePeriod: Double = 10, threads: Int? = nil
     ) {
@@ -35,6 +38,7 @@ public struct ProxyConfiguration: Sendable {
         self.cassettePath = cassettePath
         self.upstream = upstream
         self.redactor = redactor
+        self.matching = matching
         self.repeatPolicy = repeatPolicy
         self.missStatus = missStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes

@@ -43,7 +43,7 @@ public final class ProxyServer: Sendable {
             if mode.records { try CassetteFile.checkWritable(path) }
             let saveLogger = logger
             session = CassetteSession(
-                path: path, cassette: cassette, redactor: configuration.redactor,
+                path: path, cassette: cassette, redactor: configuration.redactor, matching: configuration.matching,
                 repeatPolicy: configuration.repeatPolicy,
                 onSaveError: { error in saveLogger.error("cannot save the cassette: \(error)") })
         }
@@ -130,6 +130,7 @@ public final class ProxyServer: Sendable {
 
     /// Stops accepting, lets requests in flight finish (up to the grace period), saves the cassette,
     /// and stops every thread. Returns what the run did.
+    @discardableResult
     public func shutdown() async -> ProxySummary {
         let server = channel.withLockedValue { channel in
             defer { channel = nil }
@@ -164,8 +165,8 @@ public final class ProxyServer: Sendable {
         }
         return ProxySummary(
             cassettePath: configuration.cassettePath, mode: configuration.mode, counts: pipeline.journal.counts,
-            recorded: session?.recordedCount ?? 0, misses: pipeline.journal.misses, unused: unused,
-            saveError: saveError)
+            recorded: session?.recordedCount ?? 0, redacted: session?.redactionCounts ?? [:],
+            misses: pipeline.journal.misses, unused: unused, saveError: saveError)
     }
 
     /// Runs blocking work (joining libcurl threads, writing the file) on a thread of its own.

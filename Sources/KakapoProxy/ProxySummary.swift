@@ -5,6 +5,8 @@ public struct ProxySummary: Sendable {
     public let counts: [ResponseSource: Int]
     /// Interactions written to the cassette in this run.
     public let recorded: Int
+    /// How many values were redacted from the recordings, by header, parameter or pointer.
+    public let redacted: [String: Int]
     /// Every missed request as `METHOD url`.
     public let misses: [String]
     /// Recorded interactions that were never played, as `#position METHOD url`.
@@ -32,10 +34,14 @@ public struct ProxySummary: Sendable {
             }
             lines.append("replayed \(replayed), missed \(missed)")
         }
+        if !redacted.isEmpty {
+            let parts = redacted.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
+            lines.append("redacted: " + parts.joined(separator: ", "))
+        }
         if let saveError { lines.append("error: the cassette could not be saved: \(saveError)") }
         for miss in misses.prefix(50) { lines.append("  miss: \(miss)") }
         if misses.count > 50 { lines.append("  ... and \(misses.count - 50) more misses") }
-        if mode == .none, !unused.isEmpty, total > 0 {
+        if mode == .none || mode == .new, !unused.isEmpty, total > 0 {
             lines.append("\(unused.count) recorded interaction\(unused.count == 1 ? " was" : "s were") never used:")
             for item in unused.prefix(20) { lines.append("  unused: \(item)") }
             if unused.count > 20 { lines.append("  ... and \(unused.count - 20) more") }

@@ -28,6 +28,26 @@ struct CommonOptions: ParsableArguments {
     var redactQuery: [String] = []
 
     @Option(
+        name: .customLong("redact-json"),
+        help:
+            "A JSON body field (a JSON pointer such as /password) whose value never reaches the cassette (repeatable).")
+    var redactJSON: [String] = []
+
+    @Option(name: .customLong("ignore-query"), help: "A query parameter to leave out of matching (repeatable).")
+    var ignoreQuery: [String] = []
+
+    @Option(
+        name: .customLong("ignore-body-field"),
+        help: "A JSON body field (a JSON pointer such as /timestamp) to leave out of matching (repeatable).")
+    var ignoreBodyFields: [String] = []
+
+    @Option(name: .customLong("match-header"), help: "A request header whose value must match too (repeatable).")
+    var matchHeaders: [String] = []
+
+    @Flag(help: "Match requests without comparing their bodies.")
+    var noMatchBody = false
+
+    @Option(
         name: .customLong("no-redact"),
         help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
     var keep: [String] = []
@@ -43,17 +63,31 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
+        for (flag, values) in [("--redact-json", redactJSON), ("--ignore-body-field", ignoreBodyFields)] {
+            for value in values where JSONPointer(value) == nil || value.isEmpty {
+                throw ValidationError("\(flag) takes a JSON pointer such as /user/password, not \"\(value)\"")
+            }
+        }
     }
 
     var redactor: Redactor {
-        Redactor().adding(headers: redactHeaders, queryParameters: redactQuery, keeping: keep)
+        Redactor().adding(
+            headers: redactHeaders, queryParameters: redactQuery, jsonPointers: redactJSON.compactMap(JSONPointer.init),
+            keeping: keep)
+    }
+
+    var matching: MatchOptions {
+        MatchOptions(
+            ignoredQueryParameters: Set(ignoreQuery), ignoredBodyFields: ignoreBodyFields.compactMap(JSONPointer.init),
+            matchedHeaders: matchHeaders, matchBody: !noMatchBody)
     }
 
     /// The proxy configuration these options describe, for `mode`, `cassette` and `upstream`.
     func configuration(mode: ProxyMode, cassette: String?, upstream: UpstreamConfiguration?) -> ProxyConfiguration {
         ProxyConfiguration(
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
-            repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus, maximumRequestBodyBytes: maxBodySize)
+            matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
+            maximumRequestBodyBytes: maxBodySize)
     }
 }
 
