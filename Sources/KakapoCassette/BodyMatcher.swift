@@ -48,6 +48,31 @@ enum ComparableBody: Sendable {
         self = .bytes(body)
     }
 
+    /// The places of a recorded body that hold the redaction placeholder: the live request has the real
+    /// value there, so matching leaves them out on both sides.
+    var redactedPlaces: RedactedPlaces {
+        switch self {
+        case .json(let json):
+            return RedactedPlaces(pointers: json.pointers(toString: Redactor.placeholder), formFields: [])
+        case .form(let items):
+            return RedactedPlaces(
+                pointers: [], formFields: Set(items.filter { $0.value == Redactor.placeholder }.map(\.name)))
+        default: return RedactedPlaces(pointers: [], formFields: [])
+        }
+    }
+
+    /// This body without the given places.
+    func removing(_ places: RedactedPlaces) -> ComparableBody {
+        guard !places.isEmpty else { return self }
+        switch self {
+        case .json(var json):
+            for pointer in places.pointers { json = json.replacing(pointer, with: nil) }
+            return .json(json)
+        case .form(let items): return .form(items.filter { !places.formFields.contains($0.name) })
+        default: return self
+        }
+    }
+
     func matches(_ other: ComparableBody) -> Bool {
         switch (self, other) {
         case (.empty, .empty): return true
@@ -85,6 +110,13 @@ enum ComparableBody: Sendable {
             return ["body: the bodies differ"]
         }
     }
+}
+
+/// Where a recorded body was redacted.
+struct RedactedPlaces: Sendable {
+    let pointers: [JSONPointer]
+    let formFields: Set<String>
+    var isEmpty: Bool { pointers.isEmpty && formFields.isEmpty }
 }
 
 /// One part of a multipart body: its headers (boundary-independent) and content.

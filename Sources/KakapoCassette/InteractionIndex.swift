@@ -17,13 +17,26 @@ public struct InteractionIndex: Sendable {
 
     struct Entry: Sendable {
         let position: Int
+        let redacted: RedactedPlaces
+        /// The recorded body without its redacted places.
         let body: ComparableBody
+
+        init(position: Int, body: ComparableBody) {
+            self.position = position
+            self.redacted = body.redactedPlaces
+            self.body = body.removing(redacted)
+        }
+
+        func matches(_ live: ComparableBody) -> Bool { body.matches(live.removing(redacted)) }
     }
 
     public let redactor: Redactor
     public let matching: MatchOptions
     public let repeatPolicy: RepeatPolicy
     private var buckets: [RequestKey: [Entry]] = [:]
+    /// Query parameters recorded with a redacted value: their values are ignored, whatever the redactor
+    /// of this run says.
+    private var redactedQueryNames: Set<String> = []
     private var uses: [Int: Int] = [:]
     private var used: Set<Int> = []
 
@@ -36,7 +49,9 @@ public struct InteractionIndex: Sendable {
         self.repeatPolicy = repeatPolicy
     }
 
-    func key(_ request: HTTPRequest) -> RequestKey { RequestKey(request, redactor: redactor, matching: matching) }
+    func key(_ request: HTTPRequest) -> RequestKey {
+        RequestKey(request, redactor: redactor, matching: matching, alsoSecret: redactedQueryNames)
+    }
 
     func comparableBody(_ request: HTTPRequest) -> ComparableBody {
         matching.matchBody
@@ -45,15 +60,38 @@ public struct InteractionIndex: Sendable {
 
     /// Adds the interaction at `position` of the cassette to the index.
     public mutating func insert(_ interaction: Interaction, at position: Int) {
+        for item in interaction.request.queryItems where item.value == Redactor.placeholder {
+            let name = item.name.removingPercentEncodingLeniently()
+            if !redactor.isSecretQueryParameter(name) && !redactedQueryNames.contains(name) {
+                redactedQueryNames.insert(name)
+                rebuildKeys()
+            }
+        }
         buckets[key(interaction.request), default: []]
             .append(Entry(position: position, body: comparableBody(interaction.request)))
+    }
+
+    /// Recomputes every key after a query parameter was found redacted (rare: only names outside the
+    /// redactor's list, from a run with other options).
+    private mutating func rebuildKeys() {
+        var rebuilt: [RequestKey: [Entry]] = [:]
+        for (key, bucket) in buckets {
+            let fixed = RequestKey(
+                method: key.method, path: key.path,
+                query: key.query.map {
+                    redactedQueryNames.contains($0.name) ? QueryItem(name: $0.name, value: Redactor.placeholder) : $0
+                }.sorted(), headers: key.headers)
+            rebuilt[fixed, default: []].append(contentsOf: bucket)
+        }
+        for key in rebuilt.keys { rebuilt[key]!.sort { $0.position < $1.position } }
+        buckets = rebuilt
     }
 
     /// The positions of every interaction that matches `request`, in recorded order, without playing any.
     public func candidates(for request: HTTPRequest) -> [Int] {
         guard let bucket = buckets[key(request)] else { return [] }
         let body = comparableBody(request)
-        return bucket.filter { $0.body.matches(body) }.map(\.position)
+        return bucket.filter { $0.matches(body) }.map(\.position)
     }
 
     /// Plays `request`: the n-th identical request gets the n-th matching recording; after the last one,

@@ -69,7 +69,8 @@ public struct MissReport: Sendable {
                 let recordedBody = ComparableBody(
                     interaction.request.body, headers: interaction.request.headers, redactor: redactor,
                     matching: matching)
-                let bodyDifferences = recordedBody.differences(from: body)
+                let redacted = recordedBody.redactedPlaces
+                let bodyDifferences = recordedBody.removing(redacted).differences(from: body.removing(redacted))
                 differences += bodyDifferences
                 score += min(bodyDifferences.count, 1)
             }

@@ -9,14 +9,25 @@ public struct RequestKey: Hashable, Sendable {
     public let query: [QueryItem]
     public let headers: [String]
 
-    public init(_ request: HTTPRequest, redactor: Redactor, matching: MatchOptions = MatchOptions()) {
+    init(method: String, path: String, query: [QueryItem], headers: [String]) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+    }
+
+    /// The key of `request`; `alsoSecret` names more query parameters whose values are ignored.
+    public init(
+        _ request: HTTPRequest, redactor: Redactor, matching: MatchOptions = MatchOptions(),
+        alsoSecret: Set<String> = []
+    ) {
         self.method = request.method.rawValue
         self.path = request.path
         self.query = request.queryItems.compactMap { item in
             let name = item.name.removingPercentEncodingLeniently()
             if matching.ignoredQueryParameters.contains(name) { return nil }
             let value =
-                redactor.isSecretQueryParameter(name)
+                redactor.isSecretQueryParameter(name) || alsoSecret.contains(name)
                 ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()
             return QueryItem(name: name, value: value)
         }.sorted()

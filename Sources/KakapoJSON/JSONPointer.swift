@@ -73,6 +73,26 @@ extension JSONValue {
         }
     }
 
+    /// The pointers of every string value equal to `target`.
+    public func pointers(toString target: String) -> [JSONPointer] {
+        var found: [JSONPointer] = []
+        collectPointers(toString: target, at: JSONPointer(components: []), into: &found)
+        return found
+    }
+
+    private func collectPointers(toString target: String, at pointer: JSONPointer, into found: inout [JSONPointer]) {
+        switch self {
+        case .string(let value) where value == target: found.append(pointer)
+        case .object(let object):
+            for (key, value) in object { value.collectPointers(toString: target, at: pointer + key, into: &found) }
+        case .array(let elements):
+            for (index, value) in elements.enumerated() {
+                value.collectPointers(toString: target, at: pointer + String(index), into: &found)
+            }
+        default: break
+        }
+    }
+
     /// The pointers where `other` differs from this value as JSON data (key order and number spelling do
     /// not count), at most `limit` of them, shallowest first.
     public func differences(from other: JSONValue, limit: Int = 5) -> [JSONPointer] {
