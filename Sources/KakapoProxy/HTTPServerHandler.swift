@@ -68,11 +68,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     tracker.end()
                 }
                 let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
+                let url = pipeline.configuration.redactor.redact(target: request.target)
                 pipeline.journal.append(
                     .init(
-                        method: request.method.rawValue,
-                        url: pipeline.configuration.redactor.redact(target: request.target),
-                        status: answer.response.status, source: answer.source, milliseconds: elapsed))
+                        method: request.method.rawValue, url: url, status: answer.response.status,
+                        source: answer.source, milliseconds: elapsed))
+                if pipeline.logger.logLevel <= .debug {
+                    pipeline.logger.debug(
+                        "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
+                    )
+                }
             }
             if loop.inEventLoop { finish() } else { loop.execute(finish) }
         }

@@ -58,7 +58,8 @@ public final class ProxyServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.pipeline = RequestPipeline(
-            configuration: configuration, session: session, upstream: upstream, journal: RequestJournal())
+            configuration: configuration, session: session, upstream: upstream, journal: RequestJournal(),
+            logger: logger)
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads ?? System.coreCount)
     }
 

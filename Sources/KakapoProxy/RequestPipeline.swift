@@ -4,6 +4,7 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
 import KakapoUpstream
+import Logging
 
 /// The chain of design section 2: admin, routes, store resources, the cassette, the upstream, and
 /// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the upstream answers on a libcurl
@@ -13,14 +14,18 @@ public final class RequestPipeline: Sendable {
     public let session: CassetteSession?
     public let upstream: UpstreamClient?
     public let journal: RequestJournal
+    let logger: Logger
     /// Route handlers, the first layer after admin.
     public let routes = RouterRegistry()
     /// REST resources backed by the Store, after routes.
     public let resources = StoreResources()
 
     init(
-        configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?, journal: RequestJournal
+        configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?,
+        journal: RequestJournal,
+        logger: Logger
     ) {
+        self.logger = logger
         self.configuration = configuration
         self.session = session
         self.upstream = upstream

@@ -18,21 +18,6 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The largest request body accepted, in bytes (larger ones get 413).")
     var maxBodySize: Int = 64 << 20
 
-    @Option(
-        name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
-    var redactHeaders: [String] = []
-
-    @Option(
-        name: .customLong("redact-query"),
-        help: "Another query parameter whose value never reaches the cassette (repeatable).")
-    var redactQuery: [String] = []
-
-    @Option(
-        name: .customLong("redact-json"),
-        help:
-            "A JSON body field (a JSON pointer such as /password) whose value never reaches the cassette (repeatable).")
-    var redactJSON: [String] = []
-
     @Option(name: .customLong("ignore-query"), help: "A query parameter to leave out of matching (repeatable).")
     var ignoreQuery: [String] = []
 
@@ -47,10 +32,7 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Match requests without comparing their bodies.")
     var noMatchBody = false
 
-    @Option(
-        name: .customLong("no-redact"),
-        help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
-    var keep: [String] = []
+    @OptionGroup var redaction: RedactionOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
     var verbose = false
@@ -63,18 +45,10 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
-        for (flag, values) in [("--redact-json", redactJSON), ("--ignore-body-field", ignoreBodyFields)] {
-            for value in values where JSONPointer(value) == nil || value.isEmpty {
-                throw ValidationError("\(flag) takes a JSON pointer such as /user/password, not \"\(value)\"")
-            }
-        }
+        try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
     }
 
-    var redactor: Redactor {
-        Redactor().adding(
-            headers: redactHeaders, queryParameters: redactQuery, jsonPointers: redactJSON.compactMap(JSONPointer.init),
-            keeping: keep)
-    }
+    var redactor: Redactor { redaction.redactor }
 
     var matching: MatchOptions {
         MatchOptions(
@@ -112,5 +86,44 @@ struct UpstreamOptions: ParsableArguments {
             throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
         }
         return UpstreamConfiguration(baseURL: url, connectTimeout: connectTimeout, timeout: timeout, insecure: insecure)
+    }
+}
+
+/// Which values never reach a cassette, beyond the built-in credentials.
+struct RedactionOptions: ParsableArguments {
+    @Option(
+        name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
+    var redactHeaders: [String] = []
+
+    @Option(
+        name: .customLong("redact-query"),
+        help: "Another query parameter whose value never reaches the cassette (repeatable).")
+    var redactQuery: [String] = []
+
+    @Option(
+        name: .customLong("redact-json"),
+        help:
+            "A JSON body field (a JSON pointer such as /password) whose value never reaches the cassette (repeatable).")
+    var redactJSON: [String] = []
+
+    @Option(
+        name: .customLong("no-redact"),
+        help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
+    var keep: [String] = []
+
+    func validate() throws {
+        try validatePointers(redactJSON, flag: "--redact-json")
+    }
+
+    var redactor: Redactor {
+        Redactor().adding(
+            headers: redactHeaders, queryParameters: redactQuery, jsonPointers: redactJSON.compactMap(JSONPointer.init),
+            keeping: keep)
+    }
+}
+
+func validatePointers(_ values: [String], flag: String) throws {
+    for value in values where value.isEmpty || JSONPointer(value) == nil {
+        throw ValidationError("\(flag) takes a JSON pointer such as /user/password, not \"\(value)\"")
     }
 }

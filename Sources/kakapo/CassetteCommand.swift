@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Kakapo
+
+/// `kakapo cassette`: check, list and clean cassette files without running a proxy.
+struct CassetteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cassette",
+        abstract: "Check, list and clean cassette files.",
+        subcommands: [Lint.self, Show.self, Redact.self]
+    )
+
+    /// `kakapo cassette lint FILE...`
+    struct Lint: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate cassettes and look for credentials that slipped through.",
+            discussion: "Exit codes: 0 all clean, 1 credentials found, 3 a file is unreadable or invalid.")
+
+        @Argument(help: "The cassette files.")
+        var files: [String]
+
+        @OptionGroup var redaction: RedactionOptions
+
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("name at least one cassette FILE") }
+        }
+
+        func run() throws {
+            var invalid = false
+            var credentials = 0
+            let scanner = CredentialScanner(redactor: redaction.redactor)
+            for file in files {
+                let bytes: [UInt8]
+                let cassette: Cassette
+                do {
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        throw CassetteError(code: .unreadable, file: file, message: "cannot read the file")
+                    }
+                    bytes = Array(data)
+                    cassette = try CassetteFile.decode(bytes, file: file)
+                } catch {
+                    standardError("\(error)")
+                    invalid = true
+                    continue
+                }
+                let findings = scanner.scan(cassette)
+                for finding in findings {
+                    let location =
+                        JSONParser.location(of: finding.path, in: bytes).map { ":\($0.line):\($0.column)" } ?? ""
+                    standardError("\(file)\(location): \(finding.message)")
+                }
+                credentials += findings.count
+                print(
+                    "\(file): \(cassette.interactions.count) interactions, \(findings.isEmpty ? "no credentials found" : "\(findings.count) credential(s) found")"
+                )
+            }
+            if invalid { throw ExitCode(ExitStatus.invalidInput) }
+            if credentials > 0 { throw ExitCode(1) }
+        }
+    }
+
+    /// `kakapo cassette show FILE`
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the interactions of a cassette, one per line.")
+
+        @Argument(help: "The cassette file.")
+        var file: String
+
+        func run() throws {
+            let cassette = try loadOrExit(file)
+            for (position, interaction) in cassette.interactions.enumerated() {
+                let response = interaction.response
+                let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
+                let host = interaction.request.headers["Host"] ?? "-"
+                print(
+                    "#\(position)\t\(interaction.request.method)\t\(interaction.request.target)\t\(response.status)\t"
+                        + "\(response.body.count) B\t\(type)\t\(host)\t\(interaction.recordedAt)")
+            }
+        }
+    }
+
+    /// `kakapo cassette redact FILE`
+    struct Redact: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply today's redaction rules to a cassette, in place and atomically.")
+
+        @Argument(help: "The cassette file.")
+        var file: String
+
+        @OptionGroup var redaction: RedactionOptions
+
+        func run() throws {
+            var cassette = try loadOrExit(file)
+            var counts: [String: Int] = [:]
+            let redactor = redaction.redactor
+            cassette.interactions = cassette.interactions.map { interaction in
+                let (clean, redacted) = redactor.redact(interaction)
+                for name in redacted { counts[name, default: 0] += 1 }
+                return clean
+            }
+            do {
+                try CassetteFile.save(cassette, to: file)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            let summary = counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            print("\(file): \(counts.isEmpty ? "nothing to redact" : "redacted " + summary)")
+        }
+    }
+}
+
+/// Loads a cassette, or prints why not and exits 3.
+func loadOrExit(_ file: String) throws -> Cassette {
+    do {
+        return try CassetteFile.load(file)
+    } catch {
+        standardError("error: \(error)")
+        throw ExitCode(ExitStatus.invalidInput)
+    }
+}
