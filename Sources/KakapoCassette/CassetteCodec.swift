@@ -11,10 +11,34 @@ public enum CassetteCodec {
         ])
     }
 
-    /// The bytes of the cassette file: readable layout and a trailing newline.
+    /// The bytes of the cassette file: readable layout and a trailing newline. Equal to
+    /// `JSONWriter(layout: .readable).write(encode(cassette))` plus a newline, but built from one chunk per
+    /// interaction, so a recording session encodes each interaction once.
     public static func encodeFile(_ cassette: Cassette) -> [UInt8] {
-        var bytes = JSONWriter(layout: .readable).write(encode(cassette))
-        bytes.append(UInt8(ascii: "\n"))
+        assemble(version: cassette.version, chunks: cassette.interactions.map(encodeChunk))
+    }
+
+    /// One interaction as it appears in the file (indented for its place in the `interactions` array).
+    static func encodeChunk(_ interaction: Interaction) -> [UInt8] {
+        var bytes: [UInt8] = []
+        JSONWriter(layout: .readable).write(encode(interaction), level: 2, into: &bytes)
+        return bytes
+    }
+
+    /// The file from its interaction chunks.
+    static func assemble(version: Int, chunks: [[UInt8]]) -> [UInt8] {
+        var bytes = Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8)
+        if chunks.isEmpty {
+            bytes.append(contentsOf: "[]\n}\n".utf8)
+            return bytes
+        }
+        bytes.reserveCapacity(chunks.reduce(64) { $0 + $1.count + 6 })
+        bytes.append(contentsOf: "[".utf8)
+        for (offset, chunk) in chunks.enumerated() {
+            bytes.append(contentsOf: (offset == 0 ? "\n    " : ",\n    ").utf8)
+            bytes.append(contentsOf: chunk)
+        }
+        bytes.append(contentsOf: "\n  ]\n}\n".utf8)
         return bytes
     }
 

@@ -14,6 +14,8 @@ public final class CassetteSession: @unchecked Sendable {
     public let matching: MatchOptions
     private let condition = NSCondition()
     private var cassette: Cassette
+    /// Each interaction encoded as it appears in the file; nil until first needed.
+    private var chunks: [[UInt8]?]
     private var index: InteractionIndex
     private let originalCount: Int
     private var replaced: Set<Int> = []
@@ -25,6 +27,7 @@ public final class CassetteSession: @unchecked Sendable {
     private var saverRunning = false
     private var stopping = false
     private var lastSaveError: CassetteError?
+    private var lastSaveDuration: Duration = .zero
     private let onSaveError: @Sendable (CassetteError) -> Void
 
     /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
@@ -37,6 +40,7 @@ public final class CassetteSession: @unchecked Sendable {
         self.redactor = redactor
         self.matching = matching
         self.cassette = cassette
+        self.chunks = Array(repeating: nil, count: cassette.interactions.count)
         self.originalCount = cassette.interactions.count
         self.onSaveError = onSaveError
         var index = InteractionIndex(redactor: redactor, matching: matching, repeatPolicy: repeatPolicy)
@@ -46,19 +50,22 @@ public final class CassetteSession: @unchecked Sendable {
         self.index = index
     }
 
-    /// The recorded answer for `request`, advancing the playback of repeated requests; nil for a miss.
-    public func play(_ request: HTTPRequest) -> Interaction? {
+    /// The recorded answer for `request` and its position in the cassette, advancing the playback of
+    /// repeated requests; nil for a miss.
+    public func play(_ request: HTTPRequest) -> (position: Int, interaction: Interaction)? {
         condition.lock()
         defer { condition.unlock() }
         guard let position = index.play(request) else { return nil }
-        return cassette.interactions[position]
+        return (position, cassette.interactions[position])
     }
 
     /// Adds a recording (after redaction). With `replacing`, it takes the place of the first original
     /// interaction for the same request that this session has not replaced yet (mode `all`), so
     /// re-recording the same traffic gives a minimal diff.
     public func record(_ interaction: Interaction, replacing: Bool) {
+        // Redaction and encoding happen before the lock, on the caller's thread.
         let (clean, redacted) = redactor.redact(interaction)
+        let chunk = CassetteCodec.encodeChunk(clean)
         condition.lock()
         defer { condition.unlock() }
         for name in redacted { redactions[name, default: 0] += 1 }
@@ -67,8 +74,10 @@ public final class CassetteSession: @unchecked Sendable {
         {
             replaced.insert(position)
             cassette.interactions[position] = clean
+            chunks[position] = chunk
         } else {
             cassette.interactions.append(clean)
+            chunks.append(chunk)
         }
         recorded += 1
         generation += 1
@@ -132,8 +141,12 @@ public final class CassetteSession: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            // Gather what arrived in a short window, then write it all at once.
-            _ = condition.wait(until: Date(timeIntervalSinceNow: interval / 4))
+            // Gather what arrives in a short window, then write it all at once. A large file waits as long
+            // as its last save took (so saving uses at most half of one core), capped to keep every
+            // answered interaction on disk within a second.
+            let last =
+                Double(lastSaveDuration.components.seconds) + Double(lastSaveDuration.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date(timeIntervalSinceNow: min(0.5, max(interval / 4, last))))
             saveLocked()
             if lastSaveError != nil, !stopping {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
@@ -148,15 +161,23 @@ public final class CassetteSession: @unchecked Sendable {
     private func saveLocked() {
         guard generation != savedGeneration else { return }
         let target = generation
-        let bytes = CassetteCodec.encodeFile(cassette)
+        // Interactions loaded from the file are encoded on the first save, once.
+        for position in chunks.indices where chunks[position] == nil {
+            chunks[position] = CassetteCodec.encodeChunk(cassette.interactions[position])
+        }
+        let parts = chunks.map { $0 ?? [] }
+        let version = cassette.version
         condition.unlock()
+        let started = ContinuousClock.now
         var failure: CassetteError?
         do {
-            try CassetteFile.write(bytes, to: path)
+            try CassetteFile.write(CassetteCodec.assemble(version: version, chunks: parts), to: path)
         } catch {
             failure = error
         }
+        let elapsed = ContinuousClock.now - started
         condition.lock()
+        lastSaveDuration = elapsed
         if let failure {
             if lastSaveError != failure { onSaveError(failure) }
             lastSaveError = failure

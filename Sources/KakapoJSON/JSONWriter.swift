@@ -35,6 +35,16 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends the bytes of `value` as if it stood `level` levels deep in a larger document (pretty
+    /// layouts indent nested lines accordingly; the first line is not indented).
+    public func write(_ value: JSONValue, level: Int, into output: inout [UInt8]) {
+        switch layout {
+        case .compact: Self.writeCompact(value, into: &output)
+        case .pretty(let indent, let inlineWidth):
+            Self.writePretty(value, indent: indent, inlineWidth: inlineWidth, level: level, into: &output)
+        }
+    }
+
     /// The text of `value`.
     public func string(_ value: JSONValue) -> String {
         String(decoding: write(value), as: UTF8.self)

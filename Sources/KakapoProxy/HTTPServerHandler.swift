@@ -87,39 +87,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
         done: @escaping @Sendable () -> Void
     ) {
-        let response = answer.response
+        let prepared = answer.prepared ?? PreparedResponse(answer.response, source: answer.source)
         let keepAlive = request.isKeepAlive
-        let bodyless =
-            request.method == .HEAD || response.status < 200 || response.status == 204 || response.status == 304
-        var headers = NIOHTTP1.HTTPHeaders()
-        headers.reserveCapacity(response.headers.count + 3)
-        var hasLength = false
-        for field in response.headers {
-            let name = field.name
-            if name.caseInsensitiveEquals("content-length") {
-                // Kept in its place. A HEAD answer keeps the recorded length (the size a GET would get);
-                // any other answer states the length of the body actually sent.
-                if request.method == .HEAD {
-                    headers.add(name: name, value: field.value)
-                } else if !bodyless && !hasLength {
-                    headers.add(name: name, value: String(response.body.count))
-                }
-                hasLength = true
-                continue
-            }
-            if HopByHopHeaders.contains(name, in: response.headers) { continue }
-            headers.add(name: name, value: field.value)
-        }
-        if !bodyless && !hasLength { headers.add(name: "Content-Length", value: String(response.body.count)) }
-        headers.add(name: "X-Kakapo-Source", value: answer.source.rawValue)
+        let isHead = request.method == .HEAD
+        var headers = isHead ? prepared.headHeaders : prepared.headers
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        let status = HTTPResponseStatus(statusCode: response.status)
         context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            wrapOutboundOut(
+                .head(HTTPResponseHead(version: request.version, status: prepared.status, headers: headers))),
             promise: nil)
-        if !bodyless && !response.body.isEmpty {
-            let buffer = context.channel.allocator.buffer(bytes: response.body)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        if !isHead && !prepared.bodyless && prepared.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(prepared.body))), promise: nil)
         }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

@@ -4,9 +4,17 @@ import KakapoHTTP
 public struct ProxyAnswer: Sendable {
     public var response: HTTPResponse
     public var source: ResponseSource
+    /// The response already prepared for the wire (recorded answers), if any.
+    var prepared: PreparedResponse?
 
     public init(response: HTTPResponse, source: ResponseSource) {
         self.response = response
         self.source = source
+    }
+
+    init(response: HTTPResponse, source: ResponseSource, prepared: PreparedResponse?) {
+        self.response = response
+        self.source = source
+        self.prepared = prepared
     }
 }

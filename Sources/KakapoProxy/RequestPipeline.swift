@@ -19,6 +19,8 @@ public final class RequestPipeline: Sendable {
     public let routes = RouterRegistry()
     /// REST resources backed by the Store, after routes.
     public let resources = StoreResources()
+    /// Recorded answers prepared for the wire, by position in the cassette.
+    private let replies = PreparedReplies()
 
     init(
         configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?,
@@ -41,17 +43,20 @@ public final class RequestPipeline: Sendable {
             completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
             return
         }
-        if let route = routes.match(request) {
+        if routes.hasRoutes, let route = routes.match(request) {
             answer(request, with: route, source: .route, completion: completion)
             return
         }
-        if let resource = resources.registry.match(request) {
+        if resources.registry.hasRoutes, let resource = resources.registry.match(request) {
             answer(request, with: resource, source: .store, completion: completion)
             return
         }
         let mode = configuration.mode
         if mode == .none || mode == .new, let session, let hit = session.play(request) {
-            completion(ProxyAnswer(response: hit.response, source: .cassette))
+            let prepared = replies.prepared(hit.position) {
+                PreparedResponse(hit.interaction.response, source: .cassette)
+            }
+            completion(ProxyAnswer(response: hit.interaction.response, source: .cassette, prepared: prepared))
             return
         }
         guard mode.usesUpstream, let upstream else {
@@ -82,8 +87,10 @@ public final class RequestPipeline: Sendable {
         upstream.send(prepared) { result in
             switch result {
             case .success(let response):
+                let elapsed = ContinuousClock.now - started
+                // The client gets its answer first; this worker thread records it afterwards.
+                completion(ProxyAnswer(response: response, source: .upstream))
                 if let session {
-                    let elapsed = ContinuousClock.now - started
                     session.record(
                         Interaction(
                             request: prepared, response: response, recordedAt: Timestamp.now(),
@@ -91,7 +98,6 @@ public final class RequestPipeline: Sendable {
                                 + Double(elapsed.components.attoseconds) / 1e15),
                         replacing: replacing)
                 }
-                completion(ProxyAnswer(response: response, source: .upstream))
             case .failure(let error):
                 completion(RequestPipeline.upstreamFailure(error, upstream: upstream.url.description))
             }
@@ -141,13 +147,17 @@ extension HTTPResponse {
 /// ISO 8601 timestamps in UTC with milliseconds, for `recordedAt`.
 enum Timestamp {
     static func now() -> String {
-        let now = Date()
-        var seconds = time_t(now.timeIntervalSince1970)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let milliseconds = Int((now.timeIntervalSince1970 - Double(seconds)) * 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), milliseconds)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
+            + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
     }
 }

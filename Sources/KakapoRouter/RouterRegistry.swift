@@ -24,6 +24,11 @@ public final class RouterRegistry: Sendable {
         }
     }
 
+    /// False while no router has a route, so the pipeline can skip routing altogether.
+    public var hasRoutes: Bool {
+        !router.isEmpty || scoped.withLock { $0.contains { !$0.isEmpty } }
+    }
+
     /// Checks every router's routes; throws the first invalid or conflicting pattern.
     public func validate() throws(RouterError) {
         try router.validate()

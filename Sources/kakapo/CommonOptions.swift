@@ -76,16 +76,24 @@ struct UpstreamOptions: ParsableArguments {
     @Flag(help: "Do not verify the upstream's TLS certificate.")
     var insecure = false
 
+    @Option(help: "How many requests may be in flight to the upstream at once (one libcurl handle and thread each).")
+    var upstreamConcurrency: Int = 8
+
     func validate() throws {
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard (1...1024).contains(upstreamConcurrency) else {
+            throw ValidationError("--upstream-concurrency must be from 1 to 1024, not \(upstreamConcurrency)")
+        }
     }
 
     func configuration(for url: String) throws -> UpstreamConfiguration {
         guard UpstreamURL(url) != nil else {
             throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
         }
-        return UpstreamConfiguration(baseURL: url, connectTimeout: connectTimeout, timeout: timeout, insecure: insecure)
+        return UpstreamConfiguration(
+            baseURL: url, connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
+            maximumConcurrentRequests: upstreamConcurrency)
     }
 }
 

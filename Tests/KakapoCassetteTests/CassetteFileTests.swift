@@ -1,6 +1,7 @@
 import Foundation
 import KakapoCassette
 import KakapoHTTP
+import KakapoJSON
 import Testing
 
 @Suite("Cassette files")
@@ -39,6 +40,15 @@ struct CassetteFileTests {
         try CassetteFile.save(loaded, to: path)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == first)
         #expect(first.last == UInt8(ascii: "\n"))
+    }
+
+    @Test("the file built from per-interaction chunks equals the whole document written at once")
+    func chunksMatchWholeDocument() {
+        for cassette in [Self.sample(), Cassette()] {
+            var whole = JSONWriter(layout: .readable).write(CassetteCodec.encode(cassette))
+            whole.append(UInt8(ascii: "\n"))
+            #expect(CassetteCodec.encodeFile(cassette) == whole)
+        }
     }
 
     @Test("JSON bodies are stored as JSON, binary ones as base64, empty ones not at all")
