@@ -76,8 +76,11 @@ public enum CassetteCodec {
         return String(rounded)
     }
 
-    /// Decodes a parsed cassette document; errors carry the path to the offending value.
-    static func decode(_ value: JSONValue) throws(CassetteDecodingError) -> Cassette {
+    /// Decodes a parsed cassette document; errors carry the path to the offending value. `interactions`
+    /// are the ones already decoded while the document was streamed (its array is then empty).
+    static func decode(_ value: JSONValue, streamed interactions: [Interaction]? = nil) throws(CassetteDecodingError)
+        -> Cassette
+    {
         let root = try object(value, at: [])
         let versionValue = try required(root, "version", at: [])
         guard let version = versionValue.numberValue?.intValue else {
@@ -96,6 +99,7 @@ public enum CassetteCodec {
                 path: [.key("interactions")],
                 message: "\"interactions\" must be an array, found \(list.kindDescription)")
         }
+        if let interactions { return Cassette(version: version, interactions: interactions) }
         var interactions: [Interaction] = []
         interactions.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {

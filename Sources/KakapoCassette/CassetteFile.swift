@@ -21,21 +21,36 @@ public enum CassetteFile {
 
     /// Decodes cassette bytes; `file` is the name used in error messages.
     public static func decode(_ bytes: [UInt8], file: String) throws(CassetteError) -> Cassette {
+        // Interactions are decoded as they are parsed, so the parsed tree of the whole file never exists
+        // at once: memory stays near the size of the decoded cassette.
+        var interactions: [Interaction] = []
         let value: JSONValue
         do {
-            value = try JSONParser.parse(bytes, options: .init(rejectDuplicateKeys: true))
-        } catch {
+            value = try JSONParser.parse(bytes, options: .init(rejectDuplicateKeys: true), streaming: "interactions") {
+                element, index in
+                interactions.append(
+                    try CassetteCodec.decodeInteraction(element, at: [.key("interactions"), .index(index)]))
+            }
+        } catch let error as JSONParseError {
             throw CassetteError(
                 code: .syntax, file: file, line: error.line, column: error.column, message: error.message)
+        } catch let error as CassetteDecodingError {
+            throw invalid(error, bytes: bytes, file: file)
+        } catch {
+            throw CassetteError(code: .invalid, file: file, message: "\(error)")
         }
         do {
-            return try CassetteCodec.decode(value)
+            return try CassetteCodec.decode(value, streamed: interactions)
         } catch {
-            let location = JSONParser.location(of: error.path, in: bytes)
-            let at = error.path.isEmpty ? "" : " (at \(error.path.pointer))"
-            throw CassetteError(
-                code: .invalid, file: file, line: location?.line, column: location?.column, message: error.message + at)
+            throw invalid(error, bytes: bytes, file: file)
         }
+    }
+
+    private static func invalid(_ error: CassetteDecodingError, bytes: [UInt8], file: String) -> CassetteError {
+        let location = JSONParser.location(of: error.path, in: bytes)
+        let at = error.path.isEmpty ? "" : " (at \(error.path.pointer))"
+        return CassetteError(
+            code: .invalid, file: file, line: location?.line, column: location?.column, message: error.message + at)
     }
 
     /// Loads the cassette at `path`, or an empty one when no file exists there yet.

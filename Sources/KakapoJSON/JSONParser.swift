@@ -25,6 +25,29 @@ public struct JSONParser {
         }
     }
 
+    /// Parses one JSON document whose root is an object, handing each element of the array under
+    /// `streamedKey` to `element` as soon as it is parsed instead of keeping it: the returned root has an
+    /// empty array there. Memory stays at one element, whatever the length of the array. `element` gets
+    /// the element and its index; an error it throws stops parsing and is rethrown.
+    public static func parse(
+        _ bytes: [UInt8], options: Options = Options(), streaming streamedKey: String,
+        element: (JSONValue, Int) throws -> Void
+    ) throws -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer in
+            try withoutActuallyEscaping(element) { element in
+                var parser = Cursor(buffer: buffer, options: options, target: nil)
+                parser.streamedKey = streamedKey
+                parser.streamHandler = element
+                do {
+                    return try parser.parseDocument()
+                } catch {
+                    if let failure = parser.streamFailure { throw failure }
+                    throw error
+                }
+            }
+        }
+    }
+
     /// Parses a string containing one JSON document.
     public static func parse(_ text: String, options: Options = Options()) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8), options: options)
@@ -74,6 +97,11 @@ extension JSONParser {
         let target: [JSONPathComponent]?
         var path: [JSONPathComponent] = []
         var targetOffset: Int?
+        // Streaming, used only by `parse(_:options:streaming:element:)`.
+        var streamedKey: String?
+        var streamHandler: ((JSONValue, Int) throws -> Void)?
+        var streamFailure: (any Error)?
+        var rootKey: String?
 
         init(buffer: UnsafeBufferPointer<UInt8>, options: Options, target: [JSONPathComponent]?) {
             self.buffer = buffer
@@ -149,7 +177,8 @@ extension JSONParser {
             try enter()
             index += 1
             var object = JSONObject()
-            var seen: Set<String>? = options.rejectDuplicateKeys ? [] : nil
+            // Small objects are checked for duplicate keys by a scan, large ones with a set.
+            var seen: Set<String>? = nil
             skipWhitespace()
             if index < buffer.count, buffer[index] == UInt8(ascii: "}") {
                 index += 1
@@ -163,9 +192,15 @@ extension JSONParser {
                 }
                 let keyOffset = index
                 let key = try parseString()
-                if seen != nil {
-                    if seen!.contains(key) { throw error("duplicate key \"\(key)\"", at: keyOffset) }
-                    seen!.insert(key)
+                if options.rejectDuplicateKeys {
+                    let duplicate: Bool
+                    if object.count < 16 {
+                        duplicate = object.members.contains { $0.key == key }
+                    } else {
+                        if seen == nil { seen = Set(object.keys) }
+                        duplicate = !seen!.insert(key).inserted
+                    }
+                    if duplicate { throw error("duplicate key \"\(key)\"", at: keyOffset) }
                 }
                 skipWhitespace()
                 guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else {
@@ -174,6 +209,7 @@ extension JSONParser {
                 index += 1
                 skipWhitespace()
                 if target != nil { path.append(.key(key)) }
+                if depth == 1 { rootKey = key }
                 let value = try parseValue()
                 if target != nil { path.removeLast() }
                 object.append(key: key, value: value)
@@ -194,6 +230,7 @@ extension JSONParser {
 
         mutating func parseArray() throws(JSONParseError) -> JSONValue {
             try enter()
+            var streamed = 0
             index += 1
             var elements: [JSONValue] = []
             skipWhitespace()
@@ -205,7 +242,18 @@ extension JSONParser {
             while true {
                 skipWhitespace()
                 if target != nil { path.append(.index(elements.count)) }
-                elements.append(try parseValue())
+                if depth == 2, let handler = streamHandler, rootKey == streamedKey {
+                    let element = try parseValue()
+                    do {
+                        try handler(element, streamed)
+                    } catch {
+                        streamFailure = error
+                        throw self.error("stopped by the element handler")
+                    }
+                    streamed += 1
+                } else {
+                    elements.append(try parseValue())
+                }
                 if target != nil { path.removeLast() }
                 skipWhitespace()
                 guard index < buffer.count else { throw error("unexpected end of input, expected ',' or ']'") }
