@@ -25,6 +25,8 @@ public final class Router: Sendable {
         var latency: Duration = .zero
     }
     private let state = Mutex(State())
+    /// Routes and invalid patterns registered so far, readable without the lock on every request.
+    private let registrations = Atomic<Int>(0)
 
     init(base: BaseURL) { self.base = base }
 
@@ -37,6 +39,7 @@ public final class Router: Sendable {
     /// Registers `handler` for `method` (nil for any method) and `pattern`. An invalid pattern is
     /// reported by `validate()`, which the server calls when it starts.
     public func on(_ pattern: String, method: HTTPMethod?, handler: @escaping RouteHandler) {
+        registrations.add(1, ordering: .releasing)
         state.withLock { state in
             state.trie = nil
             do {
@@ -97,7 +100,7 @@ public final class Router: Sendable {
     }
 
     /// True when no route has been registered.
-    public var isEmpty: Bool { state.withLock { $0.entries.isEmpty && $0.invalid.isEmpty } }
+    public var isEmpty: Bool { registrations.load(ordering: .acquiring) == 0 }
 }
 
 /// A route chosen for a request.

@@ -8,6 +8,7 @@ public final class RouterRegistry: Sendable {
     /// The router for any host and path.
     public let router = Router(base: .any)
     private let scoped = Mutex<[Router]>([])
+    private let scopedCount = Atomic<Int>(0)
 
     public init() {}
 
@@ -19,6 +20,7 @@ public final class RouterRegistry: Sendable {
             if let existing = routers.first(where: { $0.base == base }) { return existing }
             let created = Router(base: base)
             routers.append(created)
+            scopedCount.add(1, ordering: .releasing)
             routers.sort { $0.base.specificity > $1.base.specificity }
             return created
         }
@@ -26,7 +28,9 @@ public final class RouterRegistry: Sendable {
 
     /// False while no router has a route, so the pipeline can skip routing altogether.
     public var hasRoutes: Bool {
-        !router.isEmpty || scoped.withLock { $0.contains { !$0.isEmpty } }
+        if !router.isEmpty { return true }
+        guard scopedCount.load(ordering: .acquiring) > 0 else { return false }
+        return scoped.withLock { $0.contains { !$0.isEmpty } }
     }
 
     /// Checks every router's routes; throws the first invalid or conflicting pattern.
