@@ -16,8 +16,13 @@ public struct ProxySummary: Sendable {
 
     public var total: Int { counts.values.reduce(0, +) }
 
-    /// The summary as lines for standard error.
-    public var text: String {
+    /// The summary as lines for standard error (long lists shortened).
+    public var text: String { text(complete: false) }
+
+    /// The summary as lines; `complete` lists every miss and every unused interaction (strict mode).
+    public func text(complete: Bool) -> String {
+        let missLimit = complete ? Int.max : 50
+        let unusedLimit = complete ? Int.max : 20
         var lines: [String] = []
         let parts = ResponseSource.allCases.compactMap { source -> String? in
             guard let count = counts[source], count > 0 else { return nil }
@@ -39,12 +44,12 @@ public struct ProxySummary: Sendable {
             lines.append("redacted: " + parts.joined(separator: ", "))
         }
         if let saveError { lines.append("error: the cassette could not be saved: \(saveError)") }
-        for miss in misses.prefix(50) { lines.append("  miss: \(miss)") }
-        if misses.count > 50 { lines.append("  ... and \(misses.count - 50) more misses") }
+        for miss in misses.prefix(missLimit) { lines.append("  miss: \(miss)") }
+        if misses.count > missLimit { lines.append("  ... and \(misses.count - missLimit) more misses") }
         if mode == .none || mode == .new, !unused.isEmpty, total > 0 {
             lines.append("\(unused.count) recorded interaction\(unused.count == 1 ? " was" : "s were") never used:")
-            for item in unused.prefix(20) { lines.append("  unused: \(item)") }
-            if unused.count > 20 { lines.append("  ... and \(unused.count - 20) more") }
+            for item in unused.prefix(unusedLimit) { lines.append("  unused: \(item)") }
+            if unused.count > unusedLimit { lines.append("  ... and \(unused.count - unusedLimit) more") }
         }
         return lines.joined(separator: "\n")
     }

@@ -48,7 +48,7 @@ struct ProxyRunner {
             Foundation.exit(130)
         }
         let summary = await server.shutdown()
-        standardError(summary.text)
+        standardError(summary.text(complete: strict))
         if summary.saveError != nil { throw ExitCode(ExitStatus.invalidInput) }
         if strict && summary.counts[.miss, default: 0] > 0 {
             standardError("kakapo: strict mode: \(summary.counts[.miss, default: 0]) request(s) missed")

@@ -173,6 +173,10 @@ struct CLITests {
             process.send(SIGINT)
             #expect(try await process.waitForExit() == expected, "\(path): \(process.standardError)")
             if expected == 1 { #expect(process.standardError.contains("miss: GET /nope")) }
+            // Strict mode lists every recorded interaction that was never used.
+            for unused in ["#0 GET /users", "#2 GET /users/42", "#3 POST /users"] {
+                #expect(process.standardError.contains("unused: \(unused)"))
+            }
         }
     }
 }
