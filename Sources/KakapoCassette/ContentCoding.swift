@@ -39,6 +39,22 @@ enum Zlib {
         var stream = z_stream()
         guard kakapo_inflate_init(&stream, windowBits) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }
+        let (output, status) = run(&stream, input) { CZlib.inflate(&$0, Z_NO_FLUSH) }
+        return status == Z_STREAM_END ? output : nil
+    }
+
+    static func deflate(_ input: [UInt8], windowBits: Int32) -> [UInt8] {
+        var stream = z_stream()
+        guard kakapo_deflate_init(&stream, Z_DEFAULT_COMPRESSION, windowBits) == Z_OK else { return input }
+        defer { deflateEnd(&stream) }
+        return run(&stream, input) { CZlib.deflate(&$0, Z_FINISH) }.output
+    }
+
+    /// Feeds `input` through `step` in 64 KiB output chunks until it stops returning `Z_OK` (or makes no
+    /// progress), and returns what it produced with the last status.
+    private static func run(_ stream: inout z_stream, _ input: [UInt8], step: (inout z_stream) -> Int32) -> (
+        output: [UInt8], status: Int32
+    ) {
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var input = input
@@ -50,38 +66,14 @@ enum Zlib {
                 result = chunk.withUnsafeMutableBufferPointer { target in
                     stream.next_out = target.baseAddress
                     stream.avail_out = uInt(target.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
+                    return step(&stream)
                 }
-                let produced = chunk.count - Int(stream.avail_out)
-                output.append(contentsOf: chunk[0..<produced])
+                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
                 if result == Z_BUF_ERROR && stream.avail_in == 0 { break }
             } while result == Z_OK
             return result
         }
-        return status == Z_STREAM_END ? output : nil
-    }
-
-    static func deflate(_ input: [UInt8], windowBits: Int32) -> [UInt8] {
-        var stream = z_stream()
-        guard kakapo_deflate_init(&stream, Z_DEFAULT_COMPRESSION, windowBits) == Z_OK else { return input }
-        defer { deflateEnd(&stream) }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var input = input
-        input.withUnsafeMutableBufferPointer { source in
-            stream.next_in = source.baseAddress
-            stream.avail_in = uInt(source.count)
-            var result = Z_OK
-            repeat {
-                result = chunk.withUnsafeMutableBufferPointer { target in
-                    stream.next_out = target.baseAddress
-                    stream.avail_out = uInt(target.count)
-                    return CZlib.deflate(&stream, Z_FINISH)
-                }
-                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-            } while result == Z_OK
-        }
-        return output
+        return (output, status)
     }
 }
 
