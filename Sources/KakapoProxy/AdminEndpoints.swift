@@ -2,12 +2,19 @@ import KakapoHTTP
 import KakapoJSON
 
 /// `/__kakapo/*`: health, the request journal, and the attached stores (dump and reset). Answers only
-/// clients on loopback.
+/// clients on loopback, or, when an admin token is configured, only requests that carry it.
 enum AdminEndpoints {
     static let prefix = "/__kakapo/"
 
     static func answer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
-        guard fromLoopback else {
+        if let token = pipeline.configuration.adminToken {
+            guard request.headers["Authorization"] == "Bearer " + token else {
+                return ProxyAnswer(
+                    response: .json(
+                        ["error": "the admin endpoints need Authorization: Bearer <admin token>"], status: 401),
+                    source: .admin)
+            }
+        } else if !fromLoopback {
             return ProxyAnswer(
                 response: .json(["error": "the admin endpoints answer only on loopback"], status: 403), source: .admin)
         }

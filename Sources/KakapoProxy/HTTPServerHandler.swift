@@ -30,6 +30,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.rejected = false
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > maximumBodyBytes {
                 reject(context: context, head: head)
+            } else if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                // The client waits for permission before sending its body.
+                let interim = HTTPResponseHead(version: head.version, status: .continue)
+                context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
             }
         case .body(var part):
             guard !rejected, let head else { return }
@@ -116,6 +120,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         closing.headers.replaceOrAdd(name: "connection", value: "close")
         tracker.begin()
         write(answer, for: closing, context: context) { [tracker] in tracker.end() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A connection that sends nothing for the idle timeout is closed, so slow or stuck clients do
+        // not hold connections forever.
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

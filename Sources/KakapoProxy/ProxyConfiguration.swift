@@ -20,6 +20,11 @@ public struct ProxyConfiguration: Sendable {
     public var missStatus: Int
     /// The largest request body accepted, in bytes; a larger one gets 413.
     public var maximumRequestBodyBytes: Int
+    /// Seconds a connection may send nothing before it is closed.
+    public var idleTimeout: Double
+    /// When set, the admin endpoints require `Authorization: Bearer <token>` and answer from any address;
+    /// when nil they answer loopback clients only.
+    public var adminToken: String?
     /// How long shutdown waits for requests in flight, in seconds.
     public var shutdownGracePeriod: Double
     /// Event loop threads; defaults to the number of cores.
@@ -30,7 +35,8 @@ public struct ProxyConfiguration: Sendable {
         upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
         matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,
-        maximumRequestBodyBytes: Int = 64 << 20, shutdownGracePeriod: Double = 10, threads: Int? = nil
+        maximumRequestBodyBytes: Int = 64 << 20, idleTimeout: Double = 60, adminToken: String? = nil,
+        shutdownGracePeriod: Double = 10, threads: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -42,6 +48,8 @@ public struct ProxyConfiguration: Sendable {
         self.repeatPolicy = repeatPolicy
         self.missStatus = missStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
+        self.idleTimeout = idleTimeout
+        self.adminToken = adminToken
         self.shutdownGracePeriod = shutdownGracePeriod
         self.threads = threads
     }

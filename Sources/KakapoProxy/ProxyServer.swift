@@ -101,6 +101,7 @@ public final class ProxyServer: Sendable {
         let pipeline = self.pipeline
         let tracker = self.tracker
         let limit = configuration.maximumRequestBodyBytes
+        let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -108,6 +109,7 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(

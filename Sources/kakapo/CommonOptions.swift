@@ -32,6 +32,12 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Match requests without comparing their bodies.")
     var noMatchBody = false
 
+    @Option(help: "Seconds a client connection may stay silent before it is closed.")
+    var idleTimeout: Double = 60
+
+    @Option(help: "Require `Authorization: Bearer TOKEN` on /__kakapo/* (which then answers from any address).")
+    var adminToken: String?
+
     @OptionGroup var redaction: RedactionOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
@@ -45,6 +51,10 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        if let adminToken, adminToken.count < 8 {
+            throw ValidationError("--admin-token must be at least 8 characters")
+        }
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
     }
 
@@ -61,7 +71,7 @@ struct CommonOptions: ParsableArguments {
         ProxyConfiguration(
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
-            maximumRequestBodyBytes: maxBodySize)
+            maximumRequestBodyBytes: maxBodySize, idleTimeout: idleTimeout, adminToken: adminToken)
     }
 }
 

@@ -182,3 +182,54 @@ struct RouterTests {
         #expect(ContinuousClock.now - started >= .milliseconds(200))
     }
 }
+
+/// A small, seeded random generator, so every run draws the same routes and paths.
+struct RouterRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Router under random routes")
+struct RouterFuzzTests {
+    @Test("random route sets and paths never crash, and an exact constant route always wins")
+    func randomRoutes() async throws {
+        var random = RouterRandom(state: 7)
+        let segments = ["a", "b", "c", ":x", ":y", "*"]
+        for _ in 0..<200 {
+            let registry = RouterRegistry()
+            var constants: Set<String> = []
+            var registered: Set<String> = []
+            for _ in 0..<Int.random(in: 1...12, using: &random) {
+                var parts = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                    segments.randomElement(using: &random)!
+                }
+                if Bool.random(using: &random) && Int.random(in: 0..<4, using: &random) == 0 { parts.append("**") }
+                let pattern = "/" + parts.joined(separator: "/")
+                let parameters = parts.filter { $0.hasPrefix(":") }
+                guard Set(parameters).count == parameters.count else { continue }  // invalid: tested elsewhere
+                let shape = parts.map { $0.hasPrefix(":") ? ":" : $0 }.joined(separator: "/")
+                guard registered.insert(shape).inserted else { continue }
+                if parts.allSatisfy({ !$0.hasPrefix(":") && $0 != "*" && $0 != "**" }) { constants.insert(pattern) }
+                registry.router.get(pattern) { _ in pattern }
+            }
+            try registry.validate()
+            for _ in 0..<30 {
+                let path =
+                    "/"
+                    + (0..<Int.random(in: 0...5, using: &random)).map { _ in
+                        ["a", "b", "c", "d"].randomElement(using: &random)!
+                    }.joined(separator: "/")
+                let match = registry.match(HTTPRequest(method: .get, target: path))
+                if constants.contains(path) {
+                    #expect(match?.pattern.text == path, "\(path) must reach its constant route")
+                }
+            }
+        }
+    }
+}

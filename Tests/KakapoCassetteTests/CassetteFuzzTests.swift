@@ -1,0 +1,66 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import Testing
+
+/// A small, seeded random generator, so every run mutates the same way.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Cassette parser under mutation")
+struct CassetteFuzzTests {
+    @Test("5,000 seeded mutations of a valid cassette never crash, and every error names file and position")
+    func mutations() {
+        let original = CassetteCodec.encodeFile(CassetteFileTests.sample())
+        var random = SplitMix64(state: 20_261_122)
+        var decoded = 0
+        for _ in 0..<5000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let position = Int.random(in: 0..<max(bytes.count, 1), using: &random)
+                switch Int.random(in: 0..<5, using: &random) {
+                case 0 where !bytes.isEmpty: bytes[position] = UInt8.random(in: 0...255, using: &random)
+                case 1 where !bytes.isEmpty: bytes.remove(at: position)
+                case 2:
+                    bytes.insert(
+                        Array("{}[]\",:0e-\\u".utf8).randomElement(using: &random)!, at: min(position, bytes.count))
+                case 3: bytes = Array(bytes.prefix(position))
+                default:
+                    let end = min(bytes.count, position + Int.random(in: 1...40, using: &random))
+                    if position < end { bytes.replaceSubrange(position..<end, with: []) }
+                }
+            }
+            do {
+                _ = try CassetteFile.decode(bytes, file: "fuzz.json")
+                decoded += 1
+            } catch {
+                #expect(error.description.hasPrefix("fuzz.json"))
+                if error.code == .syntax { #expect(error.line != nil && error.column != nil) }
+            }
+        }
+        #expect(decoded < 5000, "the mutations must break something")
+    }
+
+    @Test("huge strings, deep nesting and invalid UTF-8 are errors, not crashes")
+    func hostileShapes() {
+        let deep = String(repeating: "[", count: 10_000)
+        let huge =
+            #"{"version":1,"interactions":[{"request":{"method":"GET","url":"/"},"response":{"status":200,"body":{"text":""#
+            + String(repeating: "x", count: 5_000_000) + #""}}}]}"#
+        #expect(throws: CassetteError.self) { try CassetteFile.decode(Array(deep.utf8), file: "deep.json") }
+        #expect(
+            (try? CassetteFile.decode(Array(huge.utf8), file: "huge.json"))?.interactions.first?.response.body.count
+                == 5_000_000)
+        #expect(throws: CassetteError.self) {
+            try CassetteFile.decode([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D], file: "utf8.json")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// Bad and unusual HTTP from clients: each gets a clear answer or a clean close, and the server keeps
+/// serving others.
+@Suite("Hostile input")
+struct HostileInputTests {
+    static func demoProxy(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) async throws -> ProxyHarness {
+        var configuration = ProxyConfiguration(mode: .none, cassettePath: ReadmeExampleTests.demoCassette)
+        configure(&configuration)
+        return try await ProxyHarness.start(configuration)
+    }
+
+    static func stillServing(_ proxy: ProxyHarness) async throws {
+        #expect(try await proxy.client.send(.get, "/users/1").status == 200)
+    }
+
+    @Test("a malformed request line gets 400 and the server keeps serving")
+    func malformedRequest() async throws {
+        let proxy = try await Self.demoProxy()
+        let connection = try RawConnection(port: proxy.port)
+        connection.send("THIS IS NOT HTTP\r\n\r\n")
+        let answer = connection.receive()
+        #expect(answer.text.hasPrefix("HTTP/1.1 400"))
+        try await Self.stillServing(proxy)
+        await proxy.stop()
+    }
+
+    @Test("pipelined requests are answered in order")
+    func pipelining() async throws {
+        let proxy = try await Self.demoProxy()
+        let connection = try RawConnection(port: proxy.port)
+        connection.send(
+            "GET /users/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /users/42 HTTP/1.1\r\nHost: x\r\n\r\nGET /users HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        let answer = connection.receive()
+        let statuses = answer.text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
+        #expect(statuses == ["200", "404", "200"])
+        #expect(answer.text.range(of: "Ada Lovelace")!.lowerBound < answer.text.range(of: "no such user")!.lowerBound)
+        #expect(answer.closed)
+        await proxy.stop()
+    }
+
+    @Test("a client that disconnects mid-body does not disturb others")
+    func disconnectMidBody() async throws {
+        let proxy = try await Self.demoProxy()
+        let connection = try RawConnection(port: proxy.port)
+        connection.send("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"name\":")
+        connection.closeNow()
+        try await Self.stillServing(proxy)
+        await proxy.stop()
+    }
+
+    @Test("Expect: 100-continue gets its interim answer at once")
+    func expectContinue() async throws {
+        let proxy = try await Self.demoProxy()
+        let connection = try RawConnection(port: proxy.port)
+        connection.send("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+        let interim = connection.receive { $0.contains("\r\n\r\n") }
+        #expect(interim.text.hasPrefix("HTTP/1.1 100 Continue"))
+        connection.send("{}")
+        let final = connection.receive { $0.contains("X-Kakapo-Source") && $0.hasSuffix("\n") }
+        #expect(final.text.contains("HTTP/1.1 404"), "\(final.text)")
+        await proxy.stop()
+    }
+
+    @Test("a silent connection is closed after the idle timeout")
+    func idleTimeout() async throws {
+        let proxy = try await Self.demoProxy { $0.idleTimeout = 0.3 }
+        let connection = try RawConnection(port: proxy.port, timeout: 5)
+        let started = ContinuousClock.now
+        let answer = connection.receive()
+        #expect(answer.closed)
+        #expect(ContinuousClock.now - started < .seconds(4))
+        try await Self.stillServing(proxy)
+        await proxy.stop()
+    }
+
+    @Test("with an admin token the admin endpoints require it")
+    func adminToken() async throws {
+        let proxy = try await Self.demoProxy { $0.adminToken = "s3cret-admin-token" }
+        #expect(try await proxy.client.send(.get, "/__kakapo/health").status == 401)
+        let authorized = try await proxy.client.send(
+            .get, "/__kakapo/health", headers: ["Authorization": "Bearer s3cret-admin-token"])
+        #expect(authorized.status == 200)
+        await proxy.stop()
+    }
+}
