@@ -1,7 +1,7 @@
 """A tiny local JSON API to record from: python3 tools/demo-api.py [PORT] (default 9000)."""
 import json
 import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 USERS = [{"id": "1", "name": "Ada Lovelace", "email": "ada@example.com"},
          {"id": "2", "name": "Grace Hopper", "email": "grace@example.com"}]
@@ -35,4 +35,4 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 9000
     print(f"demo API on http://127.0.0.1:{port}", flush=True)
-    HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()

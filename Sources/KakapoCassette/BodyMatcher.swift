@@ -113,7 +113,7 @@ enum ComparableBody: Sendable {
 }
 
 /// Where a recorded body was redacted.
-struct RedactedPlaces: Sendable {
+struct RedactedPlaces: Hashable, Sendable {
     let pointers: [JSONPointer]
     let formFields: Set<String>
     var isEmpty: Bool { pointers.isEmpty && formFields.isEmpty }

@@ -15,16 +15,18 @@ public struct InteractionIndex: Sendable {
         case miss
     }
 
-    struct Entry: Sendable {
-        let position: Int
+    /// Recordings of one request key whose bodies are the same, in recorded order: a request that
+    /// matches one matches all, so lookups cost the number of distinct bodies, not of recordings.
+    struct Group: Sendable {
         let redacted: RedactedPlaces
         /// The recorded body without its redacted places.
         let body: ComparableBody
+        var positions: [Int]
 
         init(position: Int, body: ComparableBody) {
-            self.position = position
             self.redacted = body.redactedPlaces
             self.body = body.removing(redacted)
+            self.positions = [position]
         }
 
         func matches(_ live: ComparableBody) -> Bool { body.matches(live.removing(redacted)) }
@@ -33,7 +35,7 @@ public struct InteractionIndex: Sendable {
     public let redactor: Redactor
     public let matching: MatchOptions
     public let repeatPolicy: RepeatPolicy
-    private var buckets: [RequestKey: [Entry]] = [:]
+    private var buckets: [RequestKey: [Group]] = [:]
     /// Query parameters recorded with a redacted value: their values are ignored, whatever the redactor
     /// of this run says.
     private var redactedQueryNames: Set<String> = []
@@ -67,14 +69,33 @@ public struct InteractionIndex: Sendable {
                 rebuildKeys()
             }
         }
-        buckets[key(interaction.request), default: []]
-            .append(Entry(position: position, body: comparableBody(interaction.request)))
+        let body = comparableBody(interaction.request)
+        let bucketKey = key(interaction.request)
+        let candidate = Group(position: position, body: body)
+        // Mutated in place, so appending to a long group does not copy it.
+        if let index = buckets[bucketKey]?.firstIndex(where: {
+            $0.redacted == candidate.redacted && $0.body.matches(candidate.body)
+        }) {
+            buckets[bucketKey]![index].positions.append(position)
+        } else {
+            buckets[bucketKey, default: []].append(candidate)
+        }
+    }
+
+    /// The positions of every interaction that matches `request`, in recorded order, without playing any.
+    public func candidates(for request: HTTPRequest) -> [Int] {
+        guard let groups = buckets[key(request)] else { return [] }
+        let body = comparableBody(request)
+        var matching = groups.filter { $0.matches(body) }
+        if matching.count == 1 { return matching[0].positions }
+        matching.sort { $0.positions[0] < $1.positions[0] }
+        return matching.flatMap(\.positions).sorted()
     }
 
     /// Recomputes every key after a query parameter was found redacted (rare: only names outside the
     /// redactor's list, from a run with other options).
     private mutating func rebuildKeys() {
-        var rebuilt: [RequestKey: [Entry]] = [:]
+        var rebuilt: [RequestKey: [Group]] = [:]
         for (key, bucket) in buckets {
             let fixed = RequestKey(
                 method: key.method, path: key.path,
@@ -83,15 +104,8 @@ public struct InteractionIndex: Sendable {
                 }.sorted(), headers: key.headers)
             rebuilt[fixed, default: []].append(contentsOf: bucket)
         }
-        for key in rebuilt.keys { rebuilt[key]!.sort { $0.position < $1.position } }
+        for key in rebuilt.keys { rebuilt[key]!.sort { $0.positions[0] < $1.positions[0] } }
         buckets = rebuilt
-    }
-
-    /// The positions of every interaction that matches `request`, in recorded order, without playing any.
-    public func candidates(for request: HTTPRequest) -> [Int] {
-        guard let bucket = buckets[key(request)] else { return [] }
-        let body = comparableBody(request)
-        return bucket.filter { $0.matches(body) }.map(\.position)
     }
 
     /// Plays `request`: the n-th identical request gets the n-th matching recording; after the last one,

@@ -111,7 +111,8 @@ public final class ProxyServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
+                        withPipeliningAssistance: true, withErrorHandling: false)
+                    try channel.pipeline.syncOperations.addHandler(ProtocolErrorHandler())
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPServerHandler(pipeline: pipeline, tracker: tracker, maximumBodyBytes: limit))
                 }

@@ -88,8 +88,8 @@ public final class RequestPipeline: Sendable {
             switch result {
             case .success(let response):
                 let elapsed = ContinuousClock.now - started
-                // The client gets its answer first; this worker thread records it afterwards.
-                completion(ProxyAnswer(response: response, source: .upstream))
+                // Recorded before the client gets its answer, so requests a client sends one after the
+                // other are recorded in that order.
                 if let session {
                     session.record(
                         Interaction(
@@ -98,6 +98,7 @@ public final class RequestPipeline: Sendable {
                                 + Double(elapsed.components.attoseconds) / 1e15),
                         replacing: replacing)
                 }
+                completion(ProxyAnswer(response: response, source: .upstream))
             case .failure(let error):
                 completion(RequestPipeline.upstreamFailure(error, upstream: upstream.url.description))
             }

@@ -24,6 +24,20 @@ struct HostileInputTests {
         connection.send("THIS IS NOT HTTP\r\n\r\n")
         let answer = connection.receive()
         #expect(answer.text.hasPrefix("HTTP/1.1 400"))
+        #expect(answer.text.contains("malformed HTTP request"))
+        try await Self.stillServing(proxy)
+        await proxy.stop()
+    }
+
+    @Test("an oversized header section gets 431 and the server keeps serving")
+    func oversizedHeaders() async throws {
+        let proxy = try await Self.demoProxy()
+        let connection = try RawConnection(port: proxy.port)
+        connection.send(
+            "GET /users/1 HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\n\r\n")
+        let answer = connection.receive()
+        #expect(answer.text.hasPrefix("HTTP/1.1 431"), "\(answer.text.prefix(200))")
+        #expect(answer.text.contains("header section is larger"))
         try await Self.stillServing(proxy)
         await proxy.stop()
     }

@@ -15,6 +15,8 @@ public final class TestUpstream: Sendable {
         case chunked(status: Int, headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]])
         /// Closes the connection without answering.
         case close
+        /// Promises `declared` bytes, sends `sent`, and closes the connection: a reset mid-body.
+        case truncated(declared: Int, sent: [UInt8])
         /// Gives `reply` after `seconds`, without blocking the server.
         indirect case delayed(seconds: Double, reply: Reply)
     }
@@ -103,6 +105,13 @@ final class UpstreamHandler: ChannelInboundHandler {
             }
         case .close:
             context.close(promise: nil)
+        case .truncated(let declared, let sent):
+            let head = HTTPResponseHead(
+                version: .http1_1, status: .ok, headers: ["Content-Length": String(declared)])
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: sent)))))
+                .whenComplete { _ in channel.close(promise: nil) }
         case .response(let response):
             var headers = NIOHTTP1.HTTPHeaders(response.headers.map { ($0.name, $0.value) })
             if !headers.contains(name: "content-length") && response.status != 204 && response.status != 304 {
