@@ -12,11 +12,14 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let pipeline: RequestPipeline
     private let tracker: InFlightTracker
     private let maximumBodyBytes: Int
+    private let deadline: RequestDeadlineHandler?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var rejected = false
 
-    init(pipeline: RequestPipeline, tracker: InFlightTracker, maximumBodyBytes: Int) {
+    init(pipeline: RequestPipeline, tracker: InFlightTracker, maximumBodyBytes: Int, deadline: RequestDeadlineHandler?)
+    {
+        self.deadline = deadline
         self.pipeline = pipeline
         self.tracker = tracker
         self.maximumBodyBytes = maximumBodyBytes
@@ -47,6 +50,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 body!.writeBuffer(&part)
             }
         case .end:
+            deadline?.requestReceived()
             guard !rejected, let head else { return }
             self.head = nil
             let bytes = body.map { Array($0.readableBytesView) } ?? []

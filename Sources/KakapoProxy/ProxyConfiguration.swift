@@ -22,6 +22,8 @@ public struct ProxyConfiguration: Sendable {
     public var maximumRequestBodyBytes: Int
     /// Seconds a connection may send nothing before it is closed.
     public var idleTimeout: Double
+    /// Seconds within which a request must be fully received once its first byte arrived.
+    public var requestReadTimeout: Double
     /// When set, the admin endpoints require `Authorization: Bearer <token>` and answer from any address;
     /// when nil they answer loopback clients only.
     public var adminToken: String?
@@ -35,7 +37,8 @@ public struct ProxyConfiguration: Sendable {
         upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
         matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,
-        maximumRequestBodyBytes: Int = 64 << 20, idleTimeout: Double = 60, adminToken: String? = nil,
+        maximumRequestBodyBytes: Int = 64 << 20, idleTimeout: Double = 60, requestReadTimeout: Double = 30,
+        adminToken: String? = nil,
         shutdownGracePeriod: Double = 10, threads: Int? = nil
     ) {
         self.host = host
@@ -49,6 +52,7 @@ public struct ProxyConfiguration: Sendable {
         self.missStatus = missStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.idleTimeout = idleTimeout
+        self.requestReadTimeout = requestReadTimeout
         self.adminToken = adminToken
         self.shutdownGracePeriod = shutdownGracePeriod
         self.threads = threads

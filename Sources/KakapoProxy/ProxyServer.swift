@@ -102,6 +102,7 @@ public final class ProxyServer: Sendable {
         let tracker = self.tracker
         let limit = configuration.maximumRequestBodyBytes
         let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
+        let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -109,12 +110,15 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let deadline = RequestDeadlineHandler(deadline: requestDeadline)
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
+                    try channel.pipeline.syncOperations.addHandler(deadline)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: false)
                     try channel.pipeline.syncOperations.addHandler(ProtocolErrorHandler())
                     try channel.pipeline.syncOperations.addHandler(
-                        HTTPServerHandler(pipeline: pipeline, tracker: tracker, maximumBodyBytes: limit))
+                        HTTPServerHandler(
+                            pipeline: pipeline, tracker: tracker, maximumBodyBytes: limit, deadline: deadline))
                 }
             }
         let bound: any Channel

@@ -35,6 +35,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Seconds a client connection may stay silent before it is closed.")
     var idleTimeout: Double = 60
 
+    @Option(help: "Seconds within which a request must be fully received once it started (slow clients are closed).")
+    var requestReadTimeout: Double = 30
+
     @Option(help: "Require `Authorization: Bearer TOKEN` on /__kakapo/* (which then answers from any address).")
     var adminToken: String?
 
@@ -52,6 +55,7 @@ struct CommonOptions: ParsableArguments {
         }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        guard requestReadTimeout > 0 else { throw ValidationError("--request-read-timeout must be positive") }
         if let adminToken, adminToken.count < 8 {
             throw ValidationError("--admin-token must be at least 8 characters")
         }
@@ -71,7 +75,8 @@ struct CommonOptions: ParsableArguments {
         ProxyConfiguration(
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
-            maximumRequestBodyBytes: maxBodySize, idleTimeout: idleTimeout, adminToken: adminToken)
+            maximumRequestBodyBytes: maxBodySize, idleTimeout: idleTimeout,
+            requestReadTimeout: requestReadTimeout, adminToken: adminToken)
     }
 }
 

@@ -180,3 +180,18 @@ struct CLITests {
         }
     }
 }
+
+@Suite("Command line: binding")
+struct BindingTests {
+    @Test("binding to anything but loopback prints a warning")
+    func nonLoopbackWarning() async throws {
+        let process = try KakapoProcess([
+            "replay", "--cassette", CLITests.demoCassette, "--port", "0", "--host", "0.0.0.0",
+        ])
+        _ = try await process.waitUntilListening()
+        process.send(SIGTERM)
+        #expect(try await process.waitForExit() == 0)
+        #expect(process.standardError.contains("not loopback"))
+        #expect(process.standardOutput.hasPrefix("kakapo listening on http://0.0.0.0:"))
+    }
+}

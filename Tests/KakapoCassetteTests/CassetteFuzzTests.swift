@@ -1,6 +1,7 @@
 import Foundation
 import KakapoCassette
 import KakapoHTTP
+import KakapoJSON
 import Testing
 
 /// A small, seeded random generator, so every run mutates the same way.
@@ -61,6 +62,49 @@ struct CassetteFuzzTests {
                 == 5_000_000)
         #expect(throws: CassetteError.self) {
             try CassetteFile.decode([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D], file: "utf8.json")
+        }
+    }
+}
+
+@Suite("Matcher under random requests")
+struct MatcherFuzzTests {
+    @Test("a recorded request always finds itself, in any query order, and random requests never crash")
+    func randomRequests() {
+        var random = SplitMix64(state: 42)
+        let names = ["a", "b", "page", "q", "api_key", "x%20y"]
+        let paths = ["/", "/users", "/users/1", "/search", "/a/b/c"]
+        var interactions: [Interaction] = []
+        for _ in 0..<300 {
+            let query = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                names.randomElement(using: &random)! + "=" + String(Int.random(in: 0...3, using: &random))
+            }
+            let target =
+                paths.randomElement(using: &random)! + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+            let body = Bool.random(using: &random) ? #"{"n":\#(Int.random(in: 0...3, using: &random)),"k":"v"}"# : ""
+            interactions.append(
+                Interaction(
+                    request: HTTPRequest(
+                        method: Bool.random(using: &random) ? .get : .post, target: target, body: Array(body.utf8)),
+                    response: HTTPResponse(status: 200), recordedAt: "", durationMilliseconds: 0))
+        }
+        var index = InteractionIndex()
+        for (position, interaction) in interactions.enumerated() { index.insert(interaction, at: position) }
+        for interaction in interactions {
+            var shuffled = interaction.request
+            let parts = shuffled.query.map { $0.split(separator: "&").shuffled(using: &random).joined(separator: "&") }
+            if let parts { shuffled.target = shuffled.path + "?" + parts }
+            if let json = try? JSONParser.parse(shuffled.body), case .object(let object) = json {
+                shuffled.body = JSONWriter().write(
+                    .object(JSONObject(object.members.reversed().map { ($0.key, $0.value) })))
+            }
+            #expect(!index.candidates(for: shuffled).isEmpty, "\(interaction.request.target) must find itself")
+        }
+        for _ in 0..<2000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                UInt8.random(in: 32...126, using: &random)
+            }
+            let target = "/" + String(decoding: bytes, as: UTF8.self)
+            _ = index.play(HTTPRequest(method: .get, target: target, body: bytes))
         }
     }
 }

@@ -92,6 +92,26 @@ struct HostileInputTests {
         await proxy.stop()
     }
 
+    @Test("a client that dribbles its request is closed at the request deadline")
+    func slowClient() async throws {
+        let proxy = try await Self.demoProxy {
+            $0.requestReadTimeout = 0.5
+            $0.idleTimeout = 10
+        }
+        let connection = try RawConnection(port: proxy.port, timeout: 5)
+        let started = ContinuousClock.now
+        for piece in ["GET /users/1 HT", "TP/1.1\r\n", "Host: x\r\n", "X-Slow: 1\r\n", "X-Slower: 2\r\n"] {
+            connection.send(piece)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let answer = connection.receive()
+        #expect(answer.closed)
+        #expect(answer.text.isEmpty, "no answer to a request that never finished")
+        #expect(ContinuousClock.now - started < .seconds(4))
+        try await Self.stillServing(proxy)
+        await proxy.stop()
+    }
+
     @Test("with an admin token the admin endpoints require it")
     func adminToken() async throws {
         let proxy = try await Self.demoProxy { $0.adminToken = "s3cret-admin-token" }
