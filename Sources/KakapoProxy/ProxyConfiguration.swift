@@ -20,6 +20,8 @@ public struct ProxyConfiguration: Sendable {
     public var missStatus: Int
     /// The largest request body accepted, in bytes; a larger one gets 413.
     public var maximumRequestBodyBytes: Int
+    /// The largest header section accepted, in bytes; a larger one gets 431.
+    public var maximumHeaderBytes: Int
     /// Seconds a connection may send nothing before it is closed.
     public var idleTimeout: Double
     /// Seconds within which a request must be fully received once its first byte arrived.
@@ -37,7 +39,8 @@ public struct ProxyConfiguration: Sendable {
         upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
         matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,
-        maximumRequestBodyBytes: Int = 64 << 20, idleTimeout: Double = 60, requestReadTimeout: Double = 30,
+        maximumRequestBodyBytes: Int = 64 << 20, maximumHeaderBytes: Int = 80 << 10, idleTimeout: Double = 60,
+        requestReadTimeout: Double = 30,
         adminToken: String? = nil,
         shutdownGracePeriod: Double = 10, threads: Int? = nil
     ) {
@@ -51,6 +54,7 @@ public struct ProxyConfiguration: Sendable {
         self.repeatPolicy = repeatPolicy
         self.missStatus = missStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
+        self.maximumHeaderBytes = maximumHeaderBytes
         self.idleTimeout = idleTimeout
         self.requestReadTimeout = requestReadTimeout
         self.adminToken = adminToken

@@ -102,6 +102,12 @@ public final class ProxyServer: Sendable {
         let tracker = self.tracker
         let limit = configuration.maximumRequestBodyBytes
         let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
+        let limits = {
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderFieldSize = configuration.maximumHeaderBytes
+            limits.maxHeaderListSize = configuration.maximumHeaderBytes
+            return limits
+        }()
         let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -114,7 +120,8 @@ public final class ProxyServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
                     try channel.pipeline.syncOperations.addHandler(deadline)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: false)
+                        withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
+                        withDecoderLimitConfiguration: limits)
                     try channel.pipeline.syncOperations.addHandler(ProtocolErrorHandler())
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPServerHandler(

@@ -32,6 +32,9 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Match requests without comparing their bodies.")
     var noMatchBody = false
 
+    @Option(help: "The largest request header section accepted, in bytes (larger ones get 431).")
+    var maxHeaderSize: Int = 80 << 10
+
     @Option(help: "Seconds a client connection may stay silent before it is closed.")
     var idleTimeout: Double = 60
 
@@ -54,6 +57,7 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
+        guard maxHeaderSize >= 1024 else { throw ValidationError("--max-header-size must be at least 1024") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard requestReadTimeout > 0 else { throw ValidationError("--request-read-timeout must be positive") }
         if let adminToken, adminToken.count < 8 {
@@ -75,7 +79,7 @@ struct CommonOptions: ParsableArguments {
         ProxyConfiguration(
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
-            maximumRequestBodyBytes: maxBodySize, idleTimeout: idleTimeout,
+            maximumRequestBodyBytes: maxBodySize, maximumHeaderBytes: maxHeaderSize, idleTimeout: idleTimeout,
             requestReadTimeout: requestReadTimeout, adminToken: adminToken)
     }
 }
@@ -92,7 +96,7 @@ struct UpstreamOptions: ParsableArguments {
     var insecure = false
 
     @Option(help: "How many requests may be in flight to the upstream at once (one libcurl handle and thread each).")
-    var upstreamConcurrency: Int = 8
+    var upstreamConcurrency: Int = 32
 
     func validate() throws {
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }

@@ -133,6 +133,41 @@ struct CLITests {
         #expect(targets == Set((0..<100).map { "/burst/\($0)" }))
     }
 
+    @Test("SIGINT during a burst: requests in flight finish and every answered one is saved")
+    func signalDuringBurst() async throws {
+        let upstream = try await TestUpstream.start { request in
+            .delayed(
+                seconds: 0.5, reply: .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path))
+            )
+        }
+        let cassette = try Fixtures.temporaryDirectory() + "/burst.json"
+        let process = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0", "--upstream-concurrency",
+            "64",
+        ])
+        let client = try TestClient(port: try await process.waitUntilListening())
+        async let statuses = withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<40 {
+                group.addTask { try await client.send(.get, "/inflight/\(index)").status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        // Every request is in flight (the upstream holds each for 0.5 s) when the signal arrives.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while upstream.received.count < 40 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(upstream.received.count == 40)
+        process.send(SIGINT)
+        #expect(try await statuses == Array(repeating: 200, count: 40))
+        #expect(try await process.waitForExit() == 0)
+        client.shutdown()
+        await upstream.stop()
+        #expect(
+            Set(try CassetteFile.load(cassette).interactions.map(\.request.target))
+                == Set((0..<40).map { "/inflight/\($0)" }))
+    }
+
     @Test("SIGKILL while recording leaves the last complete save, never a truncated file")
     func killNine() async throws {
         let upstream = try await Self.upstream()

@@ -57,6 +57,28 @@ struct HostileInputTests {
         await proxy.stop()
     }
 
+    @Test("a client that disconnects mid-response does not disturb others")
+    func disconnectMidResponse() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/big.json"
+        try CassetteFile.save(
+            Cassette(interactions: [
+                Interaction(
+                    request: HTTPRequest(method: .get, target: "/big"),
+                    response: HTTPResponse(status: 200, headers: [:], body: Fixtures.large(8_000_000)),
+                    recordedAt: "", durationMilliseconds: 0)
+            ]), to: cassette)
+        let proxy = try await ProxyHarness.start(ProxyConfiguration(mode: .none, cassettePath: cassette))
+        for _ in 0..<3 {
+            let connection = try RawConnection(port: proxy.port)
+            connection.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = connection.receive { $0.count > 1000 }
+            connection.closeNow()
+        }
+        #expect(try await proxy.client.send(.get, "/big").body.count == 8_000_000)
+        await proxy.stop()
+    }
+
     @Test("a client that disconnects mid-body does not disturb others")
     func disconnectMidBody() async throws {
         let proxy = try await Self.demoProxy()

@@ -74,3 +74,18 @@ struct UpstreamFaultTests {
         #expect(try CassetteFile.load(cassette).interactions.map(\.request.target) == ["/first", "/second", "/third"])
     }
 }
+
+@Suite("Upstream faults: DNS")
+struct DNSFaultTests {
+    @Test("a host that does not resolve answers 502 dns-failure")
+    func dnsFailure() async throws {
+        let proxy = try await ProxyHarness.start(
+            ProxyConfiguration(
+                mode: .passthrough,
+                upstream: UpstreamConfiguration(baseURL: "http://kakapo-test.invalid", connectTimeout: 5, timeout: 10)))
+        let answer = try await proxy.client.send(.get, "/")
+        #expect(answer.status == 502)
+        #expect(try UpstreamFaultTests.code(answer) == "dns-failure")
+        await proxy.stop()
+    }
+}
