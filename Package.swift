@@ -65,8 +65,8 @@ let package = Package(
             path: "Tests/KakapoTestSupport"
         ),
         .testTarget(name: "KakapoJSONTests", dependencies: ["KakapoJSON"]),
-        .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette"]),
-        .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter"]),
+        .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
+        .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),

@@ -2,26 +2,15 @@ import Foundation
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoTestSupport
 import Testing
-
-/// A small, seeded random generator, so every run mutates the same way.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Cassette parser under mutation")
 struct CassetteFuzzTests {
     @Test("5,000 seeded mutations of a valid cassette never crash, and every error names file and position")
     func mutations() {
         let original = CassetteCodec.encodeFile(CassetteFileTests.sample())
-        var random = SplitMix64(state: 20_261_122)
+        var random = SeededRandom(seed: 20_261_122)
         var decoded = 0
         for _ in 0..<5000 {
             var bytes = original
@@ -70,7 +59,7 @@ struct CassetteFuzzTests {
 struct MatcherFuzzTests {
     @Test("a recorded request always finds itself, in any query order, and random requests never crash")
     func randomRequests() {
-        var random = SplitMix64(state: 42)
+        var random = SeededRandom(seed: 42)
         let names = ["a", "b", "page", "q", "api_key", "x%20y"]
         let paths = ["/", "/users", "/users/1", "/search", "/a/b/c"]
         var interactions: [Interaction] = []

@@ -1,6 +1,7 @@
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
+import KakapoTestSupport
 import Testing
 
 @Suite("Router")
@@ -183,23 +184,11 @@ struct RouterTests {
     }
 }
 
-/// A small, seeded random generator, so every run draws the same routes and paths.
-struct RouterRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Router under random routes")
 struct RouterFuzzTests {
     @Test("random route sets and paths never crash, and an exact constant route always wins")
     func randomRoutes() async throws {
-        var random = RouterRandom(state: 7)
+        var random = SeededRandom(seed: 7)
         let segments = ["a", "b", "c", ":x", ":y", "*"]
         for _ in 0..<200 {
             let registry = RouterRegistry()
