@@ -76,9 +76,10 @@ public enum CassetteCodec {
         return String(rounded)
     }
 
-    /// Decodes a parsed cassette document; errors carry the path to the offending value. `interactions`
-    /// are the ones already decoded while the document was streamed (its array is then empty).
-    static func decode(_ value: JSONValue, streamed interactions: [Interaction]? = nil) throws(CassetteDecodingError)
+    /// Checks the top level of a cassette document whose interactions were decoded while it was parsed
+    /// (its `interactions` array is then empty) and puts them together; errors carry the path to the
+    /// offending value.
+    static func decode(_ value: JSONValue, streamed interactions: [Interaction]) throws(CassetteDecodingError)
         -> Cassette
     {
         let root = try object(value, at: [])
@@ -94,16 +95,10 @@ public enum CassetteCodec {
                 message: "unsupported cassette version \(version); this build reads version \(Cassette.currentVersion)")
         }
         let list = try required(root, "interactions", at: [])
-        guard let items = list.arrayValue else {
+        guard list.arrayValue != nil else {
             throw CassetteDecodingError(
                 path: [.key("interactions")],
                 message: "\"interactions\" must be an array, found \(list.kindDescription)")
-        }
-        if let interactions { return Cassette(version: version, interactions: interactions) }
-        var interactions: [Interaction] = []
-        interactions.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            interactions.append(try decodeInteraction(item, at: [.key("interactions"), .index(index)]))
         }
         return Cassette(version: version, interactions: interactions)
     }
