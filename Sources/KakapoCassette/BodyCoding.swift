@@ -35,8 +35,7 @@ enum BodyCoding {
     }
 
     static func readableJSON(_ content: [UInt8]) -> JSONObject? {
-        guard let first = content.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
-            first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+        guard JSONParser.looksLikeContainer(content),
             let value = try? JSONParser.parse(content, options: .init(rejectDuplicateKeys: true, maximumDepth: 64)),
             let layout = JSONLayout.detect(content, value: value)
         else { return nil }

@@ -36,9 +36,7 @@ enum ComparableBody: Sendable {
             self = .multipart(parts)
             return
         }
-        if let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
-            first == UInt8(ascii: "{") || first == UInt8(ascii: "["), var json = try? JSONParser.parse(body)
-        {
+        if JSONParser.looksLikeContainer(body), var json = try? JSONParser.parse(body) {
             for pointer in matching.ignoredBodyFields + redactor.jsonPointers {
                 json = json.replacing(pointer, with: nil)
             }

@@ -161,9 +161,15 @@ public final class CassetteSession: @unchecked Sendable {
     private func saveLocked() {
         guard generation != savedGeneration else { return }
         let target = generation
-        // Interactions loaded from the file are encoded on the first save, once.
-        for position in chunks.indices where chunks[position] == nil {
-            chunks[position] = CassetteCodec.encodeChunk(cassette.interactions[position])
+        // Interactions loaded from the file are encoded on the first save, once, outside the lock so
+        // recording threads are not held up.
+        let missing = chunks.indices.filter { chunks[$0] == nil }.map { ($0, cassette.interactions[$0]) }
+        if !missing.isEmpty {
+            condition.unlock()
+            let encoded = missing.map { ($0.0, CassetteCodec.encodeChunk($0.1)) }
+            condition.lock()
+            // A position replaced meanwhile (mode `all`) already has its new chunk.
+            for (position, chunk) in encoded where chunks[position] == nil { chunks[position] = chunk }
         }
         let parts = chunks.map { $0 ?? [] }
         let version = cassette.version

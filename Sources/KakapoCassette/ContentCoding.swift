@@ -9,7 +9,7 @@ public enum ContentCoding: String, Sendable, CaseIterable {
     /// The coding named by a `Content-Encoding` value, if it is a single one Kakapo can handle.
     public init?(header: String?) {
         guard let header else { return nil }
-        let name = header.trimmingSpacesAndLowercased()
+        let name = header.trimmingSpaces().lowercased()
         switch name {
         case "gzip", "x-gzip": self = .gzip
         case "deflate": self = .deflate
@@ -75,8 +75,4 @@ enum Zlib {
         }
         return (output, status)
     }
-}
-
-extension String {
-    func trimmingSpacesAndLowercased() -> String { trimmingSpaces().lowercased() }
 }

@@ -23,22 +23,17 @@ public enum HopByHopHeaders {
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
     ]
 
-    /// True when `name` is hop-by-hop by itself or because `Connection` lists it.
-    public static func contains(_ name: String, in headers: HTTPHeaders) -> Bool {
-        let lowered = name.lowercased()
-        if names.contains(lowered) { return true }
-        for value in headers.values(for: "Connection") {
-            for token in value.split(separator: ",") where token.trimmingSpaces().lowercased() == lowered {
-                return true
-            }
-        }
-        return false
-    }
-
-    /// `headers` without any hop-by-hop field.
+    /// `headers` without any hop-by-hop field: the fixed ones and those `Connection` lists.
     public static func removing(from headers: HTTPHeaders) -> HTTPHeaders {
+        let listed = Set(
+            headers.values(for: "Connection").flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingSpaces().lowercased()
+            })
         var result = headers
-        result.removeAll { contains($0.name, in: headers) }
+        result.removeAll { field in
+            let lowered = field.name.lowercased()
+            return names.contains(lowered) || listed.contains(lowered)
+        }
         return result
     }
 }

@@ -48,6 +48,15 @@ public struct JSONParser {
         }
     }
 
+    /// True when the first byte after any whitespace opens an object or an array: a cheap test before
+    /// trying to parse a body as JSON.
+    public static func looksLikeContainer(_ bytes: [UInt8]) -> Bool {
+        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+            return false
+        }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
     /// Parses a string containing one JSON document.
     public static func parse(_ text: String, options: Options = Options()) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8), options: options)

@@ -18,25 +18,19 @@ struct PreparedResponse: Sendable {
     init(_ response: HTTPResponse, source: ResponseSource) {
         status = HTTPResponseStatus(statusCode: response.status)
         bodyless = response.status < 200 || response.status == 204 || response.status == 304
-        let connectionListed = Set(
-            response.headers.values(for: "Connection").flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingSpaces().lowercased()
-            })
         var headers = NIOHTTP1.HTTPHeaders()
         var headHeaders = NIOHTTP1.HTTPHeaders()
         headers.reserveCapacity(response.headers.count + 2)
         var hasLength = false
         let length = String(response.body.count)
-        for field in response.headers {
-            let lowered = field.name.lowercased()
-            if lowered == "content-length" {
+        for field in HopByHopHeaders.removing(from: response.headers) {
+            if field.name.caseInsensitiveEquals("content-length") {
                 // Kept in its place; a replay states the length of the body actually sent.
                 headHeaders.add(name: field.name, value: field.value)
                 if !bodyless && !hasLength { headers.add(name: field.name, value: length) }
                 hasLength = true
                 continue
             }
-            if HopByHopHeaders.names.contains(lowered) || connectionListed.contains(lowered) { continue }
             headers.add(name: field.name, value: field.value)
             headHeaders.add(name: field.name, value: field.value)
         }

@@ -7,8 +7,8 @@ import KakapoUpstream
 import Logging
 
 /// The chain of design section 2: admin, routes, store resources, the cassette, the upstream, and
-/// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the upstream answers on a libcurl
-/// worker thread, never on the caller's.
+/// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the
+/// upstream answers on a libcurl worker thread, never on the caller's.
 public final class RequestPipeline: Sendable {
     public let configuration: ProxyConfiguration
     public let session: CassetteSession?
