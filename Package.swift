@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         .target(name: "KakapoHTTP"),
@@ -20,6 +21,11 @@ let package = Package(
         .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "CZlib"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .target(name: "KakapoStubs", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter"]),
+        .target(
+            name: "KakapoRoutesFile",
+            dependencies: ["KakapoJSON", "KakapoStubs", .product(name: "Yams", package: "Yams")]
+        ),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
@@ -30,6 +36,7 @@ let package = Package(
             name: "KakapoProxy",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
+                "KakapoStubs",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -41,7 +48,7 @@ let package = Package(
             name: "Kakapo",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoProxy",
+                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy",
             ]
         ),
         .executableTarget(
@@ -68,6 +75,7 @@ let package = Package(
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
+        .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),
     ]

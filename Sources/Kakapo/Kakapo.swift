@@ -4,5 +4,7 @@
 @_exported import KakapoJSON
 @_exported import KakapoProxy
 @_exported import KakapoRouter
+@_exported import KakapoRoutesFile
 @_exported import KakapoStore
+@_exported import KakapoStubs
 @_exported import KakapoUpstream

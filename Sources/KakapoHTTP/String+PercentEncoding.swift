@@ -30,3 +30,23 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
     default: return nil
     }
 }
+
+extension String {
+    /// The string percent-encoded for a query name or value: everything but unreserved characters
+    /// (RFC 3986 section 2.3) is encoded.
+    public func percentEncodedForQuery() -> String {
+        var result = ""
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return result
+    }
+}

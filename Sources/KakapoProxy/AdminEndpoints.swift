@@ -1,10 +1,75 @@
 import KakapoHTTP
 import KakapoJSON
+import KakapoRouter
+import KakapoStubs
 
 /// `/__kakapo/*`: health, the request journal, and the attached stores (dump and reset). Answers only
 /// clients on loopback, or, when an admin token is configured, only requests that carry it.
 enum AdminEndpoints {
     static let prefix = "/__kakapo/"
+    static let routesPrefix = "/__kakapo/routes/"
+
+    private static func answer(_ response: HTTPResponse) -> ProxyAnswer {
+        ProxyAnswer(response: response, source: .admin)
+    }
+
+    /// `{"routes": [{"id", "origin", "route"}], "resources": [...]}`, in the order routes are tried.
+    static func routeList(_ pipeline: RequestPipeline) -> JSONValue {
+        let routes = pipeline.stubs.routes.map { stub, origin -> JSONValue in
+            ["id": .string(stub.id), "origin": .string(origin.rawValue), "route": stub.definition]
+        }
+        return ["routes": .array(routes), "resources": .array(pipeline.resources.collectionDefinitions)]
+    }
+
+    /// `POST /__kakapo/routes` with one route object: 201 `{"id": ...}`, 400 naming what is wrong, 409
+    /// when the id is taken.
+    static func addRoute(_ request: HTTPRequest, pipeline: RequestPipeline) -> HTTPResponse {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(request.body)
+        } catch {
+            return .json(["error": .string("the body is not JSON: \(error)")], status: 400)
+        }
+        if case .string(let id)? = value["id"], pipeline.stubs.routes.contains(where: { $0.0.id == id }) {
+            return .json(["error": .string("a route with the id \"\(id)\" exists already")], status: 409)
+        }
+        let directory = pipeline.runtimeDirectory.withLock { $0 }
+        do {
+            let stub = try pipeline.stubs.addRuntimeRoute(
+                value, context: DefinitionContext(baseDirectory: directory, idPrefix: "runtime", confined: true))
+            var response = HTTPResponse.json(["id": .string(stub.id)], status: 201)
+            response.headers.add(name: "Location", value: routesPrefix + stub.id.percentEncodedForQuery())
+            return response
+        } catch {
+            return .json(["error": .string(error.description)], status: 400)
+        }
+    }
+
+    /// `POST /__kakapo/requests/count` with `{"method": "GET", "path": "/users/:id"}`: `{"count": N}`.
+    static func countRequests(_ request: HTTPRequest, pipeline: RequestPipeline) -> HTTPResponse {
+        guard let body = try? JSONParser.parse(request.body), case .object(let query) = body,
+            case .string(let path)? = query["path"]
+        else {
+            return .json(
+                ["error": "expected {\"method\": \"GET\", \"path\": \"/users/:id\"} (method optional)"], status: 400)
+        }
+        var method: String?
+        switch query["method"] {
+        case .string(let name)?: method = name.uppercased() == "ANY" ? nil : name.uppercased()
+        case nil, .null?: method = nil
+        default: return .json(["error": "method must be a string such as \"GET\""], status: 400)
+        }
+        let pattern: RoutePattern
+        do {
+            pattern = try RoutePattern(path)
+        } catch {
+            return .json(["error": .string(error.message)], status: 400)
+        }
+        let (count, complete) = pipeline.journal.count(method: method, pattern: pattern)
+        var result: JSONObject = ["count": .number(JSONNumber(count))]
+        if !complete { result["complete"] = false }
+        return .json(.object(result), status: 200)
+    }
 
     static func answer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
         if let token = pipeline.configuration.adminToken {
@@ -34,16 +99,41 @@ enum AdminEndpoints {
         case (.delete, "/__kakapo/store"):
             let stores = pipeline.resources.attached
             for store in stores { store.reset() }
+            pipeline.resources.reseedCollections()
             return ProxyAnswer(
                 response: .json(["reset": .number(JSONNumber(stores.count))], status: 200), source: .admin)
+        case (.get, "/__kakapo/routes"):
+            return answer(.json(AdminEndpoints.routeList(pipeline), status: 200))
+        case (.post, "/__kakapo/routes"):
+            return answer(addRoute(request, pipeline: pipeline))
+        case (.delete, "/__kakapo/routes"):
+            let removed = pipeline.stubs.removeRuntimeRoutes()
+            return answer(.json(["removed": .number(JSONNumber(removed))], status: 200))
+        case (.delete, let path) where path.hasPrefix(routesPrefix) && path.count > routesPrefix.count:
+            let id = String(path.dropFirst(routesPrefix.count)).removingPercentEncodingLeniently(plusAsSpace: false)
+            if pipeline.stubs.removeRuntimeRoute(id) { return answer(HTTPResponse(status: 204)) }
+            if pipeline.stubs.isFileRoute(id) {
+                return answer(
+                    .json(
+                        ["error": .string("route \(id) comes from a routes file; edit the file to change it")],
+                        status: 409))
+            }
+            return answer(.json(["error": .string("no runtime route with the id \(id)")], status: 404))
+        case (.post, "/__kakapo/requests/count"):
+            return answer(countRequests(request, pipeline: pipeline))
+        case (.delete, "/__kakapo/requests"):
+            pipeline.journal.clear()
+            return answer(.json(["cleared": true], status: 200))
         default:
             return ProxyAnswer(
                 response: .json(
                     [
                         "error": .string("no admin endpoint \(request.method) \(request.path)"),
                         "endpoints": [
-                            "GET /__kakapo/health", "GET /__kakapo/requests", "GET /__kakapo/store",
-                            "DELETE /__kakapo/store",
+                            "GET /__kakapo/health", "GET /__kakapo/requests", "POST /__kakapo/requests/count",
+                            "DELETE /__kakapo/requests", "GET /__kakapo/store", "DELETE /__kakapo/store",
+                            "GET /__kakapo/routes", "POST /__kakapo/routes", "DELETE /__kakapo/routes",
+                            "DELETE /__kakapo/routes/{id}",
                         ],
                     ], status: 404), source: .admin)
         }

@@ -1,6 +1,13 @@
 import KakapoHTTP
+import KakapoRouter
 import NIOCore
 import NIOHTTP1
+
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
 
 /// Reads one HTTP/1.1 request at a time from a connection, hands it to the pipeline, and writes the answer
 /// with a correct `Content-Length`. Request bodies over the limit get 413 and the connection is closed.
@@ -72,7 +79,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         pipeline.handle(request, fromLoopback: fromLoopback) { [tracker, pipeline] answer in
             let finish: @Sendable () -> Void = {
                 let (handler, context) = bound.value
-                handler.write(answer, for: head, context: context) {
+                handler.deliver(answer, for: head, context: context) {
                     tracker.end()
                 }
                 let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
@@ -80,14 +87,58 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 pipeline.journal.append(
                     .init(
                         method: request.method.rawValue, url: url, status: answer.response.status,
-                        source: answer.source, milliseconds: elapsed))
+                        source: answer.source, milliseconds: elapsed), path: RouterRegistry.hostAndPath(request).1)
                 if pipeline.logger.logLevel <= .debug {
                     pipeline.logger.debug(
                         "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
                     )
                 }
             }
-            if loop.inEventLoop { finish() } else { loop.execute(finish) }
+            if answer.delay > .zero {
+                // A route's latency: the answer is scheduled on the event loop, no thread waits for it.
+                let (seconds, attoseconds) = answer.delay.components
+                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { finish() }
+            } else if loop.inEventLoop {
+                finish()
+            } else {
+                loop.execute(finish)
+            }
+        }
+    }
+
+    /// Writes the answer, or breaks the connection the way a route's fault says.
+    private func deliver(
+        _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
+        done: @escaping @Sendable () -> Void
+    ) {
+        guard let fault = answer.fault else {
+            write(answer, for: request, context: context, done: done)
+            return
+        }
+        let channel = context.channel
+        switch fault {
+        case .connectionReset:
+            // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+            let lingering =
+                (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                ?? channel.eventLoop.makeSucceededVoidFuture()
+            lingering.whenComplete { _ in
+                channel.close(promise: nil)
+                done()
+            }
+        case .emptyResponse:
+            channel.close().whenComplete { _ in done() }
+        case .malformedResponse:
+            // Written below the HTTP encoder, so the bytes reach the socket as they are.
+            let garbage = ByteBuffer(bytes: Array("\u{0}\u{7F}KAKAPO-MALFORMED \u{1}\u{2}\r\n\r\n".utf8))
+            if let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) {
+                encoder.writeAndFlush(NIOAny(garbage)).whenComplete { _ in
+                    channel.close(promise: nil)
+                    done()
+                }
+            } else {
+                channel.close().whenComplete { _ in done() }
+            }
         }
     }
 

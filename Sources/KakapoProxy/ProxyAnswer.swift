@@ -1,9 +1,14 @@
 import KakapoHTTP
+import KakapoStubs
 
-/// A response together with the layer that produced it.
+/// A response together with the layer that produced it, and how to deliver it.
 public struct ProxyAnswer: Sendable {
     public var response: HTTPResponse
     public var source: ResponseSource
+    /// How long the server waits before delivering (a route's latency); it never blocks a thread.
+    public var delay: Duration = .zero
+    /// Set when the connection is to fail instead of carrying `response` (a route's fault).
+    public var fault: Fault.Kind?
     /// The response already prepared for the wire (recorded answers), if any.
     var prepared: PreparedResponse?
 
@@ -16,5 +21,12 @@ public struct ProxyAnswer: Sendable {
         self.response = response
         self.source = source
         self.prepared = prepared
+    }
+
+    /// What a declarative route decided. A failed connection is journaled with status 0.
+    init(_ answer: StubAnswer) {
+        self.init(response: answer.response ?? HTTPResponse(status: 0), source: .route)
+        delay = answer.delay
+        fault = answer.fault
     }
 }

@@ -1,5 +1,6 @@
 import KakapoHTTP
 import KakapoJSON
+import KakapoRouter
 import NIOConcurrencyHelpers
 
 /// What the proxy answered, request by request: counts by source, the misses, and the most recent
@@ -19,16 +20,39 @@ public final class RequestJournal: Sendable {
         var misses: [String] = []
         var recent: [Entry] = []
         var next = 0
+        /// Requests by method and path (no query), since the start or the last clear, for verification.
+        var byPath: [PathKey: Int] = [:]
+        /// Requests not in `byPath` because it was full.
+        var uncounted = 0
     }
+
+    struct PathKey: Hashable {
+        let method: String
+        let path: String
+    }
+
+    /// The most distinct method-and-path pairs counted for verification.
+    static let distinctPathLimit = 100_000
 
     private let state = NIOLockedValueBox(State())
     private let capacity: Int
 
     init(capacity: Int = 1000) { self.capacity = capacity }
 
-    func append(_ entry: Entry) {
+    func append(_ entry: Entry, path: String) {
         state.withLockedValue { state in
             state.counts[entry.source, default: 0] += 1
+            // Admin requests are not part of the traffic under test, so verification does not count them.
+            if entry.source != .admin {
+                let key = PathKey(method: entry.method, path: path)
+                if let count = state.byPath[key] {
+                    state.byPath[key] = count + 1
+                } else if state.byPath.count < RequestJournal.distinctPathLimit {
+                    state.byPath[key] = 1
+                } else {
+                    state.uncounted += 1
+                }
+            }
             if entry.source == .miss && state.misses.count < 10_000 {
                 state.misses.append("\(entry.method) \(entry.url)")
             }
@@ -38,6 +62,29 @@ public final class RequestJournal: Sendable {
                 state.recent[state.next] = entry
             }
             state.next = (state.next + 1) % capacity
+        }
+    }
+
+    /// How many requests (admin requests aside) since the start (or the last `clear()`) had `method` (nil for any) and a path
+    /// that `pattern` matches; `complete` is false when some requests went uncounted (over the limit of
+    /// distinct paths).
+    public func count(method: String?, pattern: RoutePattern) -> (count: Int, complete: Bool) {
+        let (byPath, uncounted) = state.withLockedValue { ($0.byPath, $0.uncounted) }
+        var total = 0
+        for (key, count) in byPath where method == nil || key.method == method {
+            if pattern.match(path: key.path) != nil { total += count }
+        }
+        return (total, uncounted == 0)
+    }
+
+    /// Forgets the requests counted for verification and the recent entries. The run's totals (the
+    /// summary's counts and misses) are kept.
+    public func clear() {
+        state.withLockedValue { state in
+            state.byPath = [:]
+            state.uncounted = 0
+            state.recent = []
+            state.next = 0
         }
     }
 

@@ -3,8 +3,10 @@ import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
+import KakapoStubs
 import KakapoUpstream
 import Logging
+import Synchronization
 
 /// The chain of design section 2: admin, routes, store resources, the cassette, the upstream, and
 /// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the
@@ -17,8 +19,12 @@ public final class RequestPipeline: Sendable {
     let logger: Logger
     /// Route handlers, the first layer after admin.
     public let routes = RouterRegistry()
+    /// Declarative routes from routes files and the admin API, right after the Swift routes.
+    public let stubs = StubRegistry()
     /// REST resources backed by the Store, after routes.
     public let resources = StoreResources()
+    /// The folder that file names in routes added through the admin API are relative to.
+    let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
     /// Recorded answers prepared for the wire, by position in the cassette.
     private let replies = PreparedReplies()
 
@@ -47,8 +53,16 @@ public final class RequestPipeline: Sendable {
             answer(request, with: route, source: .route, completion: completion)
             return
         }
+        if stubs.hasRoutes, let answer = stubs.answer(request) {
+            completion(ProxyAnswer(answer))
+            return
+        }
         if resources.registry.hasRoutes, let resource = resources.registry.match(request) {
             answer(request, with: resource, source: .store, completion: completion)
+            return
+        }
+        if let response = resources.answerCollection(request) {
+            completion(ProxyAnswer(response: response, source: .store))
             return
         }
         let mode = configuration.mode
@@ -102,6 +116,60 @@ public final class RequestPipeline: Sendable {
             case .failure(let error):
                 completion(RequestPipeline.upstreamFailure(error, upstream: upstream.url.description))
             }
+        }
+    }
+
+    /// Serves what a routes file declares: its routes replace the file routes in force, and its resources
+    /// replace the file resources (those whose definition did not change keep their entities). A resource
+    /// seeded from a recording needs that recording in the loaded cassette. `directory` is where file
+    /// names in routes added later through the admin API are looked up.
+    public func install(_ definition: RoutesDefinition, directory: String? = nil) throws(RoutesError) {
+        var resolved: [(ResourceDefinition, seed: [JSONObject])] = []
+        for resource in definition.resources {
+            switch resource.seed {
+            case .none: resolved.append((resource, []))
+            case .documents(let documents): resolved.append((resource, documents))
+            case .cassette(let method, let target):
+                resolved.append((resource, try recordedSeed(resource, method: method, target: target)))
+            }
+        }
+        stubs.replaceFileRoutes(definition.routes)
+        resources.replaceCollections(resolved)
+        if let directory { runtimeDirectory.withLock { $0 = directory } }
+    }
+
+    private func recordedSeed(_ resource: ResourceDefinition, method: HTTPMethod, target: String) throws(RoutesError)
+        -> [JSONObject]
+    {
+        func failure(_ message: String) -> RoutesError {
+            var error = RoutesError(path: resource.seedPath, message: message)
+            error.file = resource.seedLocation?.file
+            error.line = resource.seedLocation?.line
+            error.column = resource.seedLocation?.column
+            return error
+        }
+        guard let session else { throw failure("the seed names a recording, but no cassette is loaded (--cassette)") }
+        guard
+            let interaction = session.snapshot.interactions.first(where: {
+                $0.request.method == method && $0.request.target == target
+            })
+        else { throw failure("the cassette \(session.path) has no recording of \(method) \(target)") }
+        var body = interaction.response.body
+        if let coding = ContentCoding(header: interaction.response.headers["Content-Encoding"]),
+            let decoded = coding.decode(body)
+        {
+            body = decoded
+        }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(body)
+        } catch {
+            throw failure("the recorded answer to \(method) \(target) is not JSON: \(error)")
+        }
+        do {
+            return try resource.documents(fromRecorded: value)
+        } catch {
+            throw failure("the recorded answer to \(method) \(target): \(error.message)")
         }
     }
 

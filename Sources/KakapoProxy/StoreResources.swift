@@ -3,6 +3,7 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
 import KakapoStore
+import KakapoStubs
 import Synchronization
 
 /// REST resources backed by the Store, answered after routes and before the cassette (design section 2).
@@ -15,6 +16,11 @@ import Synchronization
 public final class StoreResources: Sendable {
     let registry = RouterRegistry()
     private let stores = Mutex<[Store]>([])
+    /// Resources declared in routes files, replaced as a whole when the files change.
+    private let collections = Mutex<[CollectionResource]>([])
+    private let collectionCount = Atomic<Int>(0)
+    /// The Store that keeps the entities of resources declared in routes files.
+    public let store = Store()
 
     init() {}
 
@@ -65,6 +71,49 @@ public final class StoreResources: Sendable {
             try store.delete(T.self, id: try request.parameters.require("id"))
             return Response(statusCode: 204)
         }
+    }
+
+    /// Serves the resources of a routes file, with the entities each starts with. A resource that was
+    /// already served with the same definition keeps its entities; new and changed ones start from their
+    /// seed; resources no longer declared stop being served (their entities are dropped).
+    public func replaceCollections(_ resources: [(ResourceDefinition, seed: [JSONObject])]) {
+        if !resources.isEmpty { attach(store) }
+        collections.withLock { current in
+            var next: [CollectionResource] = []
+            for (definition, seed) in resources {
+                let name = String(definition.path.dropFirst())
+                if let existing = current.first(where: { $0.definition == definition && $0.seed == seed }) {
+                    next.append(existing)
+                    continue
+                }
+                let collection = store.collection(name, idField: definition.idField)
+                collection.reset(to: seed)
+                next.append(CollectionResource(definition: definition, collection: collection, seed: seed))
+            }
+            for old in current where !next.contains(where: { $0.definition.path == old.definition.path }) {
+                old.collection.reset(to: [])
+            }
+            current = next
+            collectionCount.store(next.count, ordering: .releasing)
+        }
+    }
+
+    /// The definitions of the routes-file resources being served.
+    var collectionDefinitions: [JSONValue] { collections.withLock { $0.map(\.definition.definition) } }
+
+    /// Puts every routes-file resource back to its seed (after `DELETE /__kakapo/store`).
+    func reseedCollections() {
+        for resource in collections.withLock({ $0 }) { resource.collection.reset(to: resource.seed) }
+    }
+
+    /// The answer of a routes-file resource for `request`, or nil when none is at its path.
+    func answerCollection(_ request: HTTPRequest) -> HTTPResponse? {
+        guard collectionCount.load(ordering: .acquiring) > 0 else { return nil }
+        let (_, path) = RouterRegistry.hostAndPath(request)
+        for resource in collections.withLock({ $0 }) {
+            if let response = resource.answer(request, path: path) { return response }
+        }
+        return nil
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from body: JSONValue, id: String) throws -> T {

@@ -46,10 +46,10 @@ public struct BaseURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// How specific this base is: a host counts more than any prefix length.
-    var specificity: Int { (host == nil ? 0 : 10_000) + (port == nil ? 0 : 5_000) + prefix.count }
+    package var specificity: Int { (host == nil ? 0 : 10_000) + (port == nil ? 0 : 5_000) + prefix.count }
 
     /// The path after the prefix, or nil when the request is not under this base.
-    func relativePath(host requestHost: String?, path: String) -> String? {
+    package func relativePath(host requestHost: String?, path: String) -> String? {
         if let host {
             guard let requestHost else { return nil }
             let parsed = BaseURL.split(authority: Substring(requestHost))

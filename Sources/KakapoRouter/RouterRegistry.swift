@@ -53,7 +53,8 @@ public final class RouterRegistry: Sendable {
         return router.match(method: request.method, path: path)
     }
 
-    static func hostAndPath(_ request: HTTPRequest) -> (String?, String) {
+    /// The host a request names (absolute-form target, else `Host`) and its path without the query.
+    package static func hostAndPath(_ request: HTTPRequest) -> (String?, String) {
         let path = request.path
         if let separator = path.range(of: "://"), path.hasPrefix("http") {
             let rest = path[separator.upperBound...]

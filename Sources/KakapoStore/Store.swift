@@ -27,9 +27,20 @@ public final class Store: Sendable {
         var nextID = 0
         var tables: [ObjectIdentifier: Table] = [:]
         var names: [ObjectIdentifier: String] = [:]
+        /// JSON documents by collection name (resources declared in a routes file), sharing `nextID`.
+        var collections: [String: DocumentTable] = [:]
+
+        /// The next id from the shared counter that `isTaken` does not refuse.
+        mutating func freshID(unless isTaken: (String) -> Bool = { _ in false }) -> String {
+            while true {
+                let id = String(nextID)
+                nextID += 1
+                if !isTaken(id) { return id }
+            }
+        }
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     public init() {}
 
@@ -120,6 +131,11 @@ public final class Store: Sendable {
         var entities = JSONObject()
         for (name, all) in tables {
             entities[name] = .array(all.compactMap { $0.serialized() })
+        }
+        for (name, documents) in state.withLock({ $0.collections.map { ($0.key, $0.value.all) } }).sorted(by: {
+            $0.0 < $1.0
+        }) {
+            entities[name] = .array(documents.map { .object($0) })
         }
         return .object(["nextId": .number(JSONNumber(nextID)), "entities": .object(entities)])
     }

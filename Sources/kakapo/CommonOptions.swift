@@ -44,6 +44,13 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Require `Authorization: Bearer TOKEN` on /__kakapo/* (which then answers from any address).")
     var adminToken: String?
 
+    @Option(
+        name: .customLong("routes"),
+        help: ArgumentHelp(
+            "A routes file (JSON, or YAML for .yaml/.yml) whose routes and resources answer before the cassette (repeatable).",
+            valueName: "file"))
+    var routes: [String] = []
+
     @OptionGroup var redaction: RedactionOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")

@@ -10,6 +10,8 @@ struct ProxyRunner {
     let configuration: ProxyConfiguration
     let strict: Bool
     let verbose: Bool
+    /// Routes files, loaded before the server starts and reloaded when they change.
+    var routes: [String] = []
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -25,6 +27,27 @@ struct ProxyRunner {
             standardError("error: \(error)")
             throw ExitCode(ExitStatus.invalidInput)
         }
+        var watcher: RoutesFileWatcher?
+        if !routes.isEmpty {
+            do {
+                try server.pipeline.install(try RoutesFile.load(routes), directory: routesDirectory)
+            } catch {
+                standardError("error: \(error)")
+                _ = await server.shutdown()
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            let pipeline = server.pipeline
+            let directory = routesDirectory
+            watcher = RoutesFileWatcher(paths: routes) { result in
+                do {
+                    try pipeline.install(try result.get(), directory: directory)
+                    logger.info("reloaded the routes: \(pipeline.stubs.routes.count) routes")
+                } catch {
+                    logger.error("the routes were not reloaded, the previous ones stay in force: \(error)")
+                }
+            }
+        }
+        defer { watcher?.stop() }
         let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
         let port: Int
         do {
@@ -54,6 +77,11 @@ struct ProxyRunner {
             standardError("kakapo: strict mode: \(summary.counts[.miss, default: 0]) request(s) missed")
             throw ExitCode(ExitStatus.strictMisses)
         }
+    }
+
+    /// Where file names of routes added through the admin API resolve: the first routes file's folder.
+    private var routesDirectory: String? {
+        routes.first.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
     }
 
     private var displayHost: String {

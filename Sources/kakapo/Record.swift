@@ -26,6 +26,8 @@ struct Record: AsyncParsableCommand {
         let configuration = common.configuration(
             mode: mode == .all ? .all : .new, cassette: cassette,
             upstream: try upstreamOptions.configuration(for: upstream))
-        try await ProxyRunner(configuration: configuration, strict: false, verbose: common.verbose).run()
+        try await ProxyRunner(
+            configuration: configuration, strict: false, verbose: common.verbose, routes: common.routes
+        ).run()
     }
 }

@@ -6,7 +6,7 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve a cassette in any mode, optionally in front of an upstream.")
 
-    @Option(help: "The cassette file (optional in passthrough mode).")
+    @Option(help: "The cassette file (optional in passthrough mode, and with --routes in mode none).")
     var cassette: String?
 
     @Option(help: "The real API: http(s)://host[:port][/prefix].")
@@ -30,8 +30,11 @@ struct Serve: AsyncParsableCommand {
         if effectiveMode.usesUpstream && upstream == nil {
             throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
         }
-        if effectiveMode != .passthrough && cassette == nil {
-            throw ValidationError("--cassette FILE is required unless --mode passthrough")
+        if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil {
+            throw ValidationError("--cassette FILE is required to record (--mode \(effectiveMode.rawValue))")
+        }
+        if effectiveMode == .none && cassette == nil && common.routes.isEmpty {
+            throw ValidationError("give --cassette FILE, --routes FILE or both")
         }
         if effectiveMode == .none && upstream != nil {
             throw ValidationError("--upstream has no effect with --mode none; leave one of them out")
@@ -42,7 +45,9 @@ struct Serve: AsyncParsableCommand {
         let configuration = common.configuration(
             mode: effectiveMode, cassette: cassette,
             upstream: try upstream.map { try upstreamOptions.configuration(for: $0) })
-        try await ProxyRunner(configuration: configuration, strict: strict, verbose: common.verbose).run()
+        try await ProxyRunner(
+            configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes
+        ).run()
     }
 }
 

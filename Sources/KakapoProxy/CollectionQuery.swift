@@ -1,0 +1,182 @@
+import Foundation
+import KakapoHTTP
+import KakapoJSON
+import KakapoRouter
+
+/// The list query json-server's users know, applied to the entities of a resource:
+/// `?field=value` (repeat for any of several values; `a.b=value` for nested fields), `field_ne`,
+/// `field_gte`, `field_lte`, `field_like` (a regular expression, any case), `_sort=a,b` with
+/// `_order=asc,desc`, and `_page`/`_limit` with `X-Total-Count` and a `Link` header.
+struct CollectionQuery {
+    private enum Filter {
+        case equals(String, [String])
+        case notEquals(String, String)
+        case atLeast(String, String)
+        case atMost(String, String)
+        case like(String, NSRegularExpression)
+    }
+
+    private var filters: [Filter] = []
+    private var sort: [(field: String, descending: Bool)] = []
+    private var page: Int?
+    private var limit: Int?
+    private let items: [QueryItem]
+
+    /// Reads the query of `request`; throws a 400 for a malformed `_page`, `_limit` or `_like`.
+    init(_ request: HTTPRequest) throws(HTTPError) {
+        items = request.queryItems.map {
+            QueryItem(
+                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
+        }
+        var equals: [(String, [String])] = []
+        var sortFields: [String] = []
+        var orders: [String] = []
+        for item in items {
+            let value = item.value ?? ""
+            switch item.name {
+            case "_sort": sortFields += value.split(separator: ",").map(String.init)
+            case "_order": orders += value.split(separator: ",").map { $0.lowercased() }
+            case "_page": page = try CollectionQuery.positive(value, "_page")
+            case "_limit": limit = try CollectionQuery.positive(value, "_limit", allowZero: true)
+            case let name where name.hasSuffix("_ne"): filters.append(.notEquals(String(name.dropLast(3)), value))
+            case let name where name.hasSuffix("_gte"): filters.append(.atLeast(String(name.dropLast(4)), value))
+            case let name where name.hasSuffix("_lte"): filters.append(.atMost(String(name.dropLast(4)), value))
+            case let name where name.hasSuffix("_like"):
+                guard let regex = try? NSRegularExpression(pattern: value, options: .caseInsensitive) else {
+                    throw HTTPError(status: 400, message: "\(name) must be a regular expression, not \"\(value)\"")
+                }
+                filters.append(.like(String(name.dropLast(5)), regex))
+            case let name where name.hasPrefix("_"):
+                continue
+            case let name:
+                if let index = equals.firstIndex(where: { $0.0 == name }) {
+                    equals[index].1.append(value)
+                } else {
+                    equals.append((name, [value]))
+                }
+            }
+        }
+        filters += equals.map { .equals($0.0, $0.1) }
+        for (index, field) in sortFields.enumerated() {
+            let order = index < orders.count ? orders[index] : orders.last ?? "asc"
+            guard order == "asc" || order == "desc" else {
+                throw HTTPError(status: 400, message: "_order takes asc or desc, not \"\(order)\"")
+            }
+            sort.append((field, order == "desc"))
+        }
+    }
+
+    /// The answer to a list request over `entities` (in store order).
+    func respond(_ entities: [JSONValue], request: HTTPRequest) -> HTTPResponse {
+        var selected = entities.filter(accepts)
+        if !sort.isEmpty {
+            selected = selected.enumerated().sorted { a, b in
+                for (field, descending) in sort {
+                    let order = CollectionQuery.compare(
+                        CollectionQuery.field(field, of: a.element), CollectionQuery.field(field, of: b.element))
+                    if order != 0 { return descending ? order > 0 : order < 0 }
+                }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        let total = selected.count
+        var headers = HTTPHeaders()
+        if page != nil || limit != nil {
+            let perPage = limit ?? 10
+            let current = page ?? 1
+            let start = page == nil ? 0 : min(total, (current - 1) * perPage)
+            selected = Array(selected[start..<min(total, start + perPage)])
+            headers.add(name: "X-Total-Count", value: String(total))
+            if page != nil && perPage > 0 {
+                headers.add(
+                    name: "Link",
+                    value: links(
+                        current: current, last: max(1, (total + perPage - 1) / perPage),
+                        perPage: perPage, request: request))
+            }
+        }
+        headers.add(name: "Content-Type", value: "application/json")
+        return HTTPResponse(status: 200, headers: headers, body: JSONWriter().write(.array(selected)))
+    }
+
+    private func accepts(_ entity: JSONValue) -> Bool {
+        filters.allSatisfy { filter in
+            switch filter {
+            case .equals(let field, let values):
+                guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
+                return values.contains(text)
+            case .notEquals(let field, let value):
+                return CollectionQuery.text(CollectionQuery.field(field, of: entity)) != value
+            case .atLeast(let field, let value):
+                guard let found = CollectionQuery.field(field, of: entity) else { return false }
+                return CollectionQuery.compare(found, CollectionQuery.parse(value)) >= 0
+            case .atMost(let field, let value):
+                guard let found = CollectionQuery.field(field, of: entity) else { return false }
+                return CollectionQuery.compare(found, CollectionQuery.parse(value)) <= 0
+            case .like(let field, let regex):
+                guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
+                return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            }
+        }
+    }
+
+    /// `<...?_page=1&_limit=10>; rel="first", ...`, keeping the other query parameters.
+    private func links(current: Int, last: Int, perPage: Int, request: HTTPRequest) -> String {
+        let (host, path) = RouterRegistry.hostAndPath(request)
+        let base = (host.map { "http://" + $0 } ?? "") + path
+        let others = items.filter { $0.name != "_page" && $0.name != "_limit" }.map {
+            $0.name.percentEncodedForQuery() + "=" + ($0.value ?? "").percentEncodedForQuery()
+        }
+        func link(_ page: Int, _ rel: String) -> String {
+            let query = (others + ["_page=\(page)", "_limit=\(perPage)"]).joined(separator: "&")
+            return "<\(base)?\(query)>; rel=\"\(rel)\""
+        }
+        var parts = [link(1, "first")]
+        if current > 1 { parts.append(link(min(current - 1, last), "prev")) }
+        if current < last { parts.append(link(current + 1, "next")) }
+        parts.append(link(last, "last"))
+        return parts.joined(separator: ", ")
+    }
+
+    /// The value at a dotted path (`author.name`, `tags.0`).
+    static func field(_ path: String, of entity: JSONValue) -> JSONValue? {
+        entity[pointer: JSONPointer(components: path.split(separator: ".").map(String.init))]
+    }
+
+    static func text(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let text)?: return text
+        case .number(let number)?: return number.literal
+        case .bool(let flag)?: return flag ? "true" : "false"
+        case .null?: return "null"
+        default: return nil
+        }
+    }
+
+    /// A query value as the JSON it most likely means: a number when it reads as one, else a string.
+    static func parse(_ text: String) -> JSONValue {
+        Double(text) != nil ? .number(JSONNumber(literal: text)) : .string(text)
+    }
+
+    /// Numbers by value, then strings, then booleans; missing values last.
+    static func compare(_ a: JSONValue?, _ b: JSONValue?) -> Int {
+        switch (a, b) {
+        case (.number(let x)?, .number(let y)?):
+            return x.doubleValue < y.doubleValue ? -1 : (x.doubleValue > y.doubleValue ? 1 : 0)
+        case (.string(let x)?, .string(let y)?): return x < y ? -1 : (x > y ? 1 : 0)
+        case (nil, nil): return 0
+        case (nil, _): return 1
+        case (_, nil): return -1
+        default:
+            let (x, y) = (text(a) ?? "", text(b) ?? "")
+            return x < y ? -1 : (x > y ? 1 : 0)
+        }
+    }
+
+    private static func positive(_ text: String, _ name: String, allowZero: Bool = false) throws(HTTPError) -> Int {
+        guard let value = Int(text), value > 0 || (allowZero && value == 0) else {
+            throw HTTPError(status: 400, message: "\(name) must be a positive whole number, not \"\(text)\"")
+        }
+        return value
+    }
+}

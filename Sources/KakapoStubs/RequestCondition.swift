@@ -1,0 +1,44 @@
+import KakapoJSON
+
+/// One condition of a route's `when`: a query parameter, a header or a value in the JSON body.
+enum RequestCondition: Sendable {
+    case query(String, ValueMatcher)
+    case header(String, ValueMatcher)
+    case json(JSONPointer, ValueMatcher)
+
+    /// Reads `{"query": {...}, "headers": {...}, "json": {"/pointer": ...}}`.
+    static func conditions(_ node: DefinitionNode) throws(RoutesError) -> [RequestCondition] {
+        let object = try node.object(allowed: ["query", "headers", "json"])
+        var conditions: [RequestCondition] = []
+        if let query = object["query"] {
+            for (name, value) in try query.entries() {
+                conditions.append(.query(name, try ValueMatcher(value)))
+            }
+        }
+        if let headers = object["headers"] {
+            for (name, value) in try headers.entries() {
+                conditions.append(.header(name, try ValueMatcher(value)))
+            }
+        }
+        if let json = object["json"] {
+            for (text, value) in try json.entries() {
+                guard let pointer = JSONPointer(text) else {
+                    throw value.error("a JSON pointer starts with '/' (such as /user/name), not \"\(text)\"")
+                }
+                conditions.append(.json(pointer, try ValueMatcher(value)))
+            }
+        }
+        return conditions
+    }
+
+    func holds(for context: TemplateContext) -> Bool {
+        switch self {
+        case .query(let name, let matcher):
+            return matcher.accepts(text: context.query.first { $0.name == name }.map { $0.value ?? "" })
+        case .header(let name, let matcher):
+            return matcher.accepts(text: context.request.headers[name])
+        case .json(let pointer, let matcher):
+            return matcher.accepts(json: context.body?[pointer: pointer])
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import KakapoHTTP
+import KakapoJSON
+
+/// One answer a route gives: status, headers (templated values) and a body that is JSON (templated
+/// strings), text (templated) or bytes (`base64`, `file`).
+struct ResponseTemplate: Sendable {
+    enum Body: Sendable {
+        case empty
+        case json(JSONTemplate)
+        case text(Template)
+        case bytes([UInt8])
+    }
+
+    let status: Int
+    let headers: [(String, Template)]
+    let body: Body
+    /// The whole answer, when nothing in it depends on the request.
+    let constant: HTTPResponse?
+
+    static let keys = ["status", "headers", "json", "text", "base64", "file"]
+
+    init(_ node: DefinitionNode, context: DefinitionContext) throws(RoutesError) {
+        let object = try node.object(allowed: ResponseTemplate.keys)
+        status = try object["status"]?.integer(in: 100...599, "an integer from 100 to 599") ?? 200
+        var headers: [(String, Template)] = []
+        for (name, value) in try object["headers"]?.entries() ?? [] {
+            let values = (try? value.array()) ?? [value]
+            for value in values { headers.append((name, try ResponseTemplate.template(value.scalarText(), at: value))) }
+        }
+        let bodyKeys = ["json", "text", "base64", "file"].filter(object.has)
+        if bodyKeys.count > 1 {
+            throw object.error("a response takes one body, not " + bodyKeys.joined(separator: " and "))
+        }
+        var contentType: String?
+        switch bodyKeys.first {
+        case "json"?:
+            let value = object["json"]!
+            do {
+                body = .json(try JSONTemplate(value.value))
+            } catch {
+                throw value.error(error.message)
+            }
+            contentType = "application/json"
+        case "text"?:
+            let value = object["text"]!
+            body = .text(try ResponseTemplate.template(try value.string(), at: value))
+            contentType = "text/plain; charset=utf-8"
+        case "base64"?:
+            let value = object["base64"]!
+            guard let data = Data(base64Encoded: try value.string(), options: .ignoreUnknownCharacters) else {
+                throw value.error("not valid base64")
+            }
+            body = .bytes(Array(data))
+            contentType = "application/octet-stream"
+        case "file"?:
+            let value = object["file"]!
+            body = .bytes(try context.read(value))
+            contentType = ResponseTemplate.contentType(forFile: try value.string())
+        default:
+            body = .empty
+        }
+        if let contentType, !headers.contains(where: { $0.0.caseInsensitiveEquals("Content-Type") }) {
+            headers.append(("Content-Type", try! Template(contentType)))
+        }
+        self.headers = headers
+        let isConstant: Bool
+        switch body {
+        case .json(let template): isConstant = template.isConstant
+        case .text(let template): isConstant = template.isConstant
+        case .empty, .bytes: isConstant = true
+        }
+        if isConstant && headers.allSatisfy({ $0.1.isConstant }) {
+            constant = ResponseTemplate.response(
+                status: status, headers: headers.map { ($0.0, $0.1.render(nil)) }, body: body, context: nil)
+        } else {
+            constant = nil
+        }
+    }
+
+    /// The answer to one request.
+    func render(_ context: TemplateContext) -> HTTPResponse {
+        if let constant { return constant }
+        return ResponseTemplate.response(
+            status: status, headers: headers.map { ($0.0, $0.1.render(context)) }, body: body, context: context)
+    }
+
+    private static func response(
+        status: Int, headers: [(String, String)], body: Body, context: TemplateContext?
+    ) -> HTTPResponse {
+        let bytes: [UInt8]
+        switch body {
+        case .empty: bytes = []
+        case .bytes(let data): bytes = data
+        case .json(let template):
+            bytes = JSONWriter().write(context.map { template.render($0) } ?? template.constantValue)
+        case .text(let template): bytes = Array(template.render(context).utf8)
+        }
+        return HTTPResponse(status: status, headers: HTTPHeaders(headers), body: bytes)
+    }
+
+    private static func template(_ text: String, at node: DefinitionNode) throws(RoutesError) -> Template {
+        do {
+            return try Template(text)
+        } catch {
+            throw node.error(error.message)
+        }
+    }
+
+    static func contentType(forFile name: String) -> String {
+        switch URL(fileURLWithPath: name).pathExtension.lowercased() {
+        case "json": return "application/json"
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "txt": return "text/plain; charset=utf-8"
+        case "csv": return "text/csv; charset=utf-8"
+        case "xml": return "application/xml"
+        case "js": return "text/javascript; charset=utf-8"
+        case "css": return "text/css; charset=utf-8"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "svg": return "image/svg+xml"
+        case "pdf": return "application/pdf"
+        default: return "application/octet-stream"
+        }
+    }
+}
+
+extension Template {
+    /// Renders a template that may have no request to read (constant templates).
+    func render(_ context: TemplateContext?) -> String {
+        guard let context else { return parts.map { if case .literal(let text) = $0 { text } else { "" } }.joined() }
+        return render(context)
+    }
+}
+
+extension JSONTemplate {
+    /// The value of a constant template.
+    var constantValue: JSONValue {
+        if case .constant(let value) = self { return value }
+        return .null
+    }
+}

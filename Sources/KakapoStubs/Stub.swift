@@ -1,0 +1,126 @@
+import KakapoHTTP
+import KakapoJSON
+import KakapoRouter
+import Synchronization
+
+/// A declarative route from a routes file or the admin API: a method and path pattern (optionally for one
+/// host), conditions on the request, the answers it gives in turn, and optional latency and faults.
+public final class Stub: Sendable {
+    /// Names the route in `GET /__kakapo/routes` and `DELETE /__kakapo/routes/{id}`.
+    public let id: String
+    /// The route object as it was written.
+    public let definition: JSONValue
+    let method: HTTPMethod?
+    let base: BaseURL?
+    let pattern: RoutePattern
+    let conditions: [RequestCondition]
+    let responses: [ResponseTemplate]
+    let cycle: Bool
+    let latency: Latency?
+    let fault: Fault?
+    /// How many times the route has answered, for `responses`.
+    private let calls = Atomic<Int>(0)
+
+    static let keys = [
+        "id", "name", "description", "method", "path", "host", "when", "response", "responses", "cycle", "latency",
+        "fault",
+    ]
+
+    /// Reads one route object; `index` names it when it has no `id`.
+    init(_ node: DefinitionNode, index: Int, context: DefinitionContext, fallbackID: String? = nil)
+        throws(RoutesError)
+    {
+        let object = try node.object(allowed: Stub.keys)
+        definition = node.value
+        id = try object["id"]?.scalarText() ?? fallbackID ?? "\(context.idPrefix)#\(index)"
+        if let method = object["method"] {
+            let name = try method.string().uppercased()
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0 == "-" }) else {
+                throw method.error("expected an HTTP method such as GET or POST")
+            }
+            self.method = name == "ANY" ? nil : HTTPMethod(name)
+        } else {
+            method = nil
+        }
+        guard let path = object["path"] else { throw object.error("a route needs a \"path\"") }
+        let text = try path.string()
+        do {
+            pattern = try RoutePattern(text)
+        } catch {
+            throw path.error(error.message)
+        }
+        if let host = object["host"] {
+            let text = try host.string()
+            do {
+                base = try BaseURL(text)
+            } catch {
+                throw host.error(error.message)
+            }
+        } else {
+            base = nil
+        }
+        conditions =
+            try object["when"].map { (node) throws(RoutesError) in try RequestCondition.conditions(node) }
+            ?? []
+        let (key, answers) = try object.exactlyOne(of: ["response", "responses"], what: "a route")
+        if key == "response" {
+            responses = [try ResponseTemplate(answers, context: context)]
+        } else {
+            let list = try answers.array()
+            guard !list.isEmpty else { throw answers.error("expected at least one response") }
+            var responses: [ResponseTemplate] = []
+            for item in list { responses.append(try ResponseTemplate(item, context: context)) }
+            self.responses = responses
+        }
+        cycle = try object["cycle"]?.bool() ?? false
+        latency = try object["latency"].map { (node) throws(RoutesError) in try Latency(node) }
+        fault = try object["fault"].map { (node) throws(RoutesError) in try Fault(node) }
+    }
+
+    /// The parameters the route captures from the request, when its method, host and path fit.
+    func match(method requestMethod: HTTPMethod, host: String?, path: String) -> RouteParameters? {
+        if let method, method != requestMethod, !(method == .get && requestMethod == .head) { return nil }
+        var relative = path
+        if let base {
+            guard let inside = base.relativePath(host: host, path: path) else { return nil }
+            relative = inside
+        }
+        return pattern.match(path: relative)
+    }
+
+    /// The answer, when every condition holds (nil passes the request on).
+    func answer(_ context: TemplateContext) -> StubAnswer? {
+        for condition in conditions where !condition.holds(for: context) { return nil }
+        let delay = latency?.sample() ?? .zero
+        if let fault, fault.strikes() {
+            switch fault {
+            case .connection(let kind, _):
+                return StubAnswer(route: id, response: nil, fault: kind, delay: delay)
+            case .status(let status, _):
+                let body: JSONValue = ["error": "fault injected by the route", "route": .string(id)]
+                return StubAnswer(
+                    route: id,
+                    response: HTTPResponse(
+                        status: status, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
+                    fault: nil, delay: delay)
+            }
+        }
+        let call = calls.wrappingAdd(1, ordering: .relaxed).oldValue
+        let index = cycle ? call % responses.count : min(call, responses.count - 1)
+        return StubAnswer(route: id, response: responses[index].render(context), fault: nil, delay: delay)
+    }
+
+    /// Whether the route is specific to a host or a prefix (it then goes before routes for any host).
+    var baseSpecificity: Int { base?.specificity ?? 0 }
+}
+
+/// What a route does with one request: an answer (after `delay`), or a broken connection.
+public struct StubAnswer: Sendable {
+    /// The id of the route that answered.
+    public let route: String
+    /// The response; nil when the connection fails instead.
+    public let response: HTTPResponse?
+    public let fault: Fault.Kind?
+    /// How long to wait before answering or failing.
+    public let delay: Duration
+}

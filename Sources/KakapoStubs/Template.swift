@@ -1,0 +1,145 @@
+import KakapoJSON
+
+/// One `{{...}}` tag of a template.
+enum TemplateTag: Hashable, Sendable {
+    /// `{{params.NAME}}`: a path parameter (`{{params.**}}` is what a trailing `**` matched).
+    case parameter(String)
+    /// `{{query.NAME}}`: the first value of a query parameter, decoded.
+    case query(String)
+    /// `{{headers.NAME}}`: a request header, any case.
+    case header(String)
+    /// `{{body.a.b.0}}`: a value in the JSON request body.
+    case body(JSONPointer)
+    /// `{{now}}`: the current time, ISO 8601.
+    case now
+    /// `{{uuid}}`: a fresh random UUID.
+    case uuid
+
+    /// Parses the inside of a tag; throws a message for anything else.
+    init(_ text: String) throws(TemplateError) {
+        let trimmed = text.trimmingSpaces()
+        if trimmed == "now" {
+            self = .now
+            return
+        }
+        if trimmed == "uuid" {
+            self = .uuid
+            return
+        }
+        guard let dot = trimmed.firstIndex(of: "."), trimmed.index(after: dot) < trimmed.endIndex else {
+            throw TemplateError(tag: trimmed)
+        }
+        let rest = String(trimmed[trimmed.index(after: dot)...])
+        switch trimmed[..<dot] {
+        case "params": self = .parameter(rest)
+        case "query": self = .query(rest)
+        case "headers": self = .header(rest)
+        case "body": self = .body(JSONPointer(components: rest.split(separator: ".").map(String.init)))
+        default: throw TemplateError(tag: trimmed)
+        }
+    }
+}
+
+/// A tag a template does not know.
+struct TemplateError: Error {
+    let tag: String
+    var message: String {
+        "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now or uuid"
+    }
+}
+
+/// A string with `{{...}}` tags, split once when the routes are loaded.
+struct Template: Sendable {
+    enum Part: Sendable {
+        case literal(String)
+        case tag(TemplateTag)
+    }
+
+    let parts: [Part]
+
+    /// Splits `text`; `{{` without a closing `}}` is literal text.
+    init(_ text: String) throws(TemplateError) {
+        var parts: [Part] = []
+        var rest = Substring(text)
+        while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
+            if open.lowerBound > rest.startIndex { parts.append(.literal(String(rest[..<open.lowerBound]))) }
+            parts.append(.tag(try TemplateTag(String(rest[open.upperBound..<close.lowerBound]))))
+            rest = rest[close.upperBound...]
+        }
+        if !rest.isEmpty { parts.append(.literal(String(rest))) }
+        self.parts = parts
+    }
+
+    /// True when the text has no tag: it renders to itself.
+    var isConstant: Bool {
+        parts.allSatisfy { if case .literal = $0 { return true } else { return false } }
+    }
+
+    /// The tag when the whole text is exactly one tag (such a JSON string takes the type of its value).
+    var soleTag: TemplateTag? {
+        if parts.count == 1, case .tag(let tag) = parts[0] { return tag }
+        return nil
+    }
+
+    /// The text with every tag replaced: strings as they are, other JSON values written compactly,
+    /// nothing for a value the request does not have.
+    func render(_ context: TemplateContext) -> String {
+        var text = ""
+        for part in parts {
+            switch part {
+            case .literal(let literal): text += literal
+            case .tag(let tag):
+                switch context.value(of: tag) {
+                case .string(let value)?: text += value
+                case let value?: text += String(decoding: JSONWriter().write(value), as: UTF8.self)
+                case nil: break
+                }
+            }
+        }
+        return text
+    }
+}
+
+/// A JSON body with templates in its strings. Parts without tags are kept as values and copied as they are.
+indirect enum JSONTemplate: Sendable {
+    case constant(JSONValue)
+    case string(Template)
+    case array([JSONTemplate])
+    case object([(String, JSONTemplate)])
+
+    init(_ value: JSONValue) throws(TemplateError) {
+        switch value {
+        case .string(let text):
+            let template = try Template(text)
+            self = template.isConstant ? .constant(value) : .string(template)
+        case .array(let elements):
+            var items: [JSONTemplate] = []
+            for element in elements { items.append(try JSONTemplate(element)) }
+            self = items.allSatisfy(\.isConstant) ? .constant(value) : .array(items)
+        case .object(let object):
+            var members: [(String, JSONTemplate)] = []
+            for (key, member) in object { members.append((key, try JSONTemplate(member))) }
+            self = members.allSatisfy(\.1.isConstant) ? .constant(value) : .object(members)
+        default:
+            self = .constant(value)
+        }
+    }
+
+    var isConstant: Bool {
+        if case .constant = self { return true }
+        return false
+    }
+
+    /// The value for one request. A string that is exactly one tag takes the type of what the tag names
+    /// (null when the request has nothing there).
+    func render(_ context: TemplateContext) -> JSONValue {
+        switch self {
+        case .constant(let value): return value
+        case .string(let template):
+            if let tag = template.soleTag { return context.value(of: tag) ?? .null }
+            return .string(template.render(context))
+        case .array(let items): return .array(items.map { $0.render(context) })
+        case .object(let members): return .object(JSONObject(members.map { ($0.0, $0.1.render(context)) }))
+        }
+    }
+}

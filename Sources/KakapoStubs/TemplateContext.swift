@@ -1,0 +1,64 @@
+import Foundation
+import KakapoHTTP
+import KakapoJSON
+import KakapoRouter
+
+/// What a template can read from one request: path parameters, query, headers and the JSON body
+/// (parsed at most once, and only when a tag or a condition needs it).
+final class TemplateContext {
+    let request: HTTPRequest
+    /// The parameters of the route being tried.
+    var parameters: RouteParameters
+    private var parsedQuery: [QueryItem]?
+    private var parsedBody: JSONValue??
+
+    init(request: HTTPRequest, parameters: RouteParameters) {
+        self.request = request
+        self.parameters = parameters
+    }
+
+    /// The query items, percent-decoded (`+` is a space).
+    var query: [QueryItem] {
+        if let parsedQuery { return parsedQuery }
+        let decoded = request.queryItems.map {
+            QueryItem(
+                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
+        }
+        parsedQuery = decoded
+        return decoded
+    }
+
+    /// The body as JSON, or nil when it is empty or not JSON.
+    var body: JSONValue? {
+        if let parsedBody { return parsedBody }
+        let parsed = request.body.isEmpty ? nil : try? JSONParser.parse(request.body)
+        parsedBody = .some(parsed)
+        return parsed
+    }
+
+    /// The value a tag names; nil when the request has nothing there.
+    func value(of tag: TemplateTag) -> JSONValue? {
+        switch tag {
+        case .parameter(let name):
+            if name == "**" { return .string(parameters.catchAll.joined(separator: "/")) }
+            return parameters[name].map(JSONValue.string)
+        case .query(let name): return query.first { $0.name == name }.map { .string($0.value ?? "") }
+        case .header(let name): return request.headers[name].map(JSONValue.string)
+        case .body(let pointer): return body?[pointer: pointer]
+        case .now: return .string(TemplateContext.now())
+        case .uuid: return .string(UUID().uuidString.lowercased())
+        }
+    }
+
+    /// The current time in ISO 8601, UTC, with milliseconds: `2026-11-22T18:04:05.123Z`.
+    static func now() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(now.tv_nsec / 1_000_000))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import KakapoJSON
+
+/// How a `when` condition judges one value: equal to a value, matching a regular expression (the whole
+/// value), or present / absent.
+enum ValueMatcher: Sendable {
+    case equals(JSONValue)
+    case matches(NSRegularExpression)
+    case present(Bool)
+
+    /// Reads `"value"`, `{"matches": "regex"}` or `{"present": true}`.
+    init(_ node: DefinitionNode) throws(RoutesError) {
+        guard case .object(let members) = node.value, members.count == 1,
+            let key = members.keys.first, key == "matches" || key == "present"
+        else {
+            self = .equals(node.value)
+            return
+        }
+        let object = try node.object(allowed: ["matches", "present"])
+        if let present = object["present"] {
+            self = .present(try present.bool())
+            return
+        }
+        let pattern = try object["matches"]!.string()
+        do {
+            self = .matches(try NSRegularExpression(pattern: "^(?:" + pattern + ")$"))
+        } catch {
+            throw object["matches"]!.error("not a valid regular expression: \(pattern)")
+        }
+    }
+
+    /// Judges a text value (a query parameter or a header); nil means absent.
+    func accepts(text: String?) -> Bool {
+        switch self {
+        case .present(let wanted): return (text != nil) == wanted
+        case .equals(let expected):
+            guard let text else { return false }
+            switch expected {
+            case .string(let value): return text == value
+            case .number(let number): return text == number.literal
+            case .bool(let flag): return text == (flag ? "true" : "false")
+            default: return false
+            }
+        case .matches(let regex):
+            guard let text else { return false }
+            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        }
+    }
+
+    /// Judges a JSON value from the body; nil means absent. Equality is JSON equality (key order and
+    /// number spelling do not count); a regular expression sees strings as they are and numbers as written.
+    func accepts(json: JSONValue?) -> Bool {
+        switch self {
+        case .equals(let expected):
+            guard let json else { return false }
+            return json.isEquivalent(to: expected)
+        case .matches:
+            switch json {
+            case .string(let text)?: return accepts(text: text)
+            case .number(let number)?: return accepts(text: number.literal)
+            case .bool(let flag)?: return accepts(text: flag ? "true" : "false")
+            default: return false
+            }
+        case .present(let wanted):
+            return (json != nil) == wanted
+        }
+    }
+}
