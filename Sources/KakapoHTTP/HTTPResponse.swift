@@ -25,6 +25,10 @@ public enum HopByHopHeaders {
 
     /// `headers` without any hop-by-hop field: the fixed ones and those `Connection` lists.
     public static func removing(from headers: HTTPHeaders) -> HTTPHeaders {
+        // Most messages have none: checking names in place costs no allocation.
+        if !headers.contains(where: { field in names.contains { field.name.caseInsensitiveEquals($0) } }) {
+            return headers
+        }
         let listed = Set(
             headers.values(for: "Connection").flatMap { $0.split(separator: ",") }.map {
                 $0.trimmingSpaces().lowercased()

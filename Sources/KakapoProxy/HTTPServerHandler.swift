@@ -23,6 +23,15 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var rejected = false
+    /// Whether the peer is on loopback, worked out once per connection (it needs the address as text).
+    private var loopbackPeer: Bool?
+
+    private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
+        if let loopbackPeer { return loopbackPeer }
+        let answer = HTTPServerHandler.isLoopback(context.channel.remoteAddress)
+        loopbackPeer = answer
+        return answer
+    }
 
     init(pipeline: RequestPipeline, tracker: InFlightTracker, maximumBodyBytes: Int, deadline: RequestDeadlineHandler?)
     {
@@ -71,7 +80,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         for (name, value) in head.headers { headers.add(name: name, value: value) }
         let request = HTTPRequest(
             method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
-        let fromLoopback = HTTPServerHandler.isLoopback(context.channel.remoteAddress)
+        let fromLoopback = peerIsLoopback(context)
         let started = NIODeadline.now()
         tracker.begin()
         let loop = context.eventLoop
@@ -87,7 +96,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 pipeline.journal.append(
                     .init(
                         method: request.method.rawValue, url: url, status: answer.response.status,
-                        source: answer.source, milliseconds: elapsed), path: RouterRegistry.hostAndPath(request).1)
+                        source: answer.source, milliseconds: elapsed), target: request.target)
                 if pipeline.logger.logLevel <= .debug {
                     pipeline.logger.debug(
                         "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
@@ -146,7 +155,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
         done: @escaping @Sendable () -> Void
     ) {
-        let prepared = answer.prepared ?? PreparedResponse(answer.response, source: answer.source)
+        let prepared = answer.prepared ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
         var headers = isHead ? prepared.headHeaders : prepared.headers

@@ -15,30 +15,35 @@ struct PreparedResponse: Sendable {
     /// 1xx, 204 and 304 answers carry no body and no length.
     let bodyless: Bool
 
-    init(_ response: HTTPResponse, source: ResponseSource) {
+    /// Prepares `response`. `method` says which request it answers when it is sent once (only those
+    /// headers are built); nil prepares it for both HEAD and the rest (a recorded answer, sent many times).
+    init(_ response: HTTPResponse, source: ResponseSource, for method: NIOHTTP1.HTTPMethod? = nil) {
         status = HTTPResponseStatus(statusCode: response.status)
         bodyless = response.status < 200 || response.status == 204 || response.status == 304
+        let needsHead = method == nil || method == .HEAD
+        let needsOthers = method != .HEAD
         var headers = NIOHTTP1.HTTPHeaders()
         var headHeaders = NIOHTTP1.HTTPHeaders()
-        headers.reserveCapacity(response.headers.count + 2)
+        if needsOthers { headers.reserveCapacity(response.headers.count + 2) }
+        if needsHead { headHeaders.reserveCapacity(response.headers.count + 1) }
         var hasLength = false
         let length = String(response.body.count)
         for field in HopByHopHeaders.removing(from: response.headers) {
             if field.name.caseInsensitiveEquals("content-length") {
                 // Kept in its place; a replay states the length of the body actually sent.
-                headHeaders.add(name: field.name, value: field.value)
-                if !bodyless && !hasLength { headers.add(name: field.name, value: length) }
+                if needsHead { headHeaders.add(name: field.name, value: field.value) }
+                if needsOthers && !bodyless && !hasLength { headers.add(name: field.name, value: length) }
                 hasLength = true
                 continue
             }
-            headers.add(name: field.name, value: field.value)
-            headHeaders.add(name: field.name, value: field.value)
+            if needsOthers { headers.add(name: field.name, value: field.value) }
+            if needsHead { headHeaders.add(name: field.name, value: field.value) }
         }
-        if !bodyless && !hasLength { headers.add(name: "Content-Length", value: length) }
-        headers.add(name: "X-Kakapo-Source", value: source.rawValue)
-        headHeaders.add(name: "X-Kakapo-Source", value: source.rawValue)
-        self.headers = headers
-        self.headHeaders = headHeaders
+        if needsOthers && !bodyless && !hasLength { headers.add(name: "Content-Length", value: length) }
+        if needsOthers { headers.add(name: "X-Kakapo-Source", value: source.rawValue) }
+        if needsHead { headHeaders.add(name: "X-Kakapo-Source", value: source.rawValue) }
+        self.headers = needsOthers ? headers : headHeaders
+        self.headHeaders = needsHead ? headHeaders : headers
         body = ByteBuffer(bytes: response.body)
     }
 }

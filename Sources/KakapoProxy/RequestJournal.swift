@@ -39,7 +39,19 @@ public final class RequestJournal: Sendable {
 
     init(capacity: Int = 1000) { self.capacity = capacity }
 
-    func append(_ entry: Entry, path: String) {
+    /// Records an answered request; `target` is the request target as sent.
+    func append(_ entry: Entry, target: String) {
+        // The path alone is counted for verification; most targets have no query and are the path.
+        let path =
+            target.hasPrefix("/") && !target.utf8.contains(UInt8(ascii: "?")) ? target : RequestJournal.path(of: target)
+        append(entry, path: path)
+    }
+
+    private static func path(of target: String) -> String {
+        RouterRegistry.hostAndPath(HTTPRequest(method: .get, target: target)).1
+    }
+
+    private func append(_ entry: Entry, path: String) {
         state.withLockedValue { state in
             state.counts[entry.source, default: 0] += 1
             // Admin requests are not part of the traffic under test, so verification does not count them.

@@ -45,7 +45,8 @@ public final class RequestPipeline: Sendable {
     public func handle(
         _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
-        if request.path.hasPrefix(AdminEndpoints.prefix) {
+        // The target starts with the path (or is absolute-form, which is never an admin request).
+        if request.target.hasPrefix(AdminEndpoints.prefix) {
             completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
             return
         }

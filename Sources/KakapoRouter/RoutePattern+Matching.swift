@@ -4,25 +4,28 @@ extension RoutePattern {
     /// What the pattern captures from `path` (a path without query), or nil when it does not match.
     /// Segments are compared percent-decoded, as the router compares them.
     public func match(path: String) -> RouteParameters? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map {
-            String($0).removingPercentEncodingLeniently(plusAsSpace: false)
-        }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         var values: [String: String] = [:]
         for (offset, segment) in segments.enumerated() {
             switch segment {
             case .catchAll:
-                return RouteParameters(values: values, catchAll: Array(parts.dropFirst(offset)))
+                return RouteParameters(values: values, catchAll: parts.dropFirst(offset).map(RoutePattern.decode))
             case _ where offset >= parts.count:
                 return nil
             case .constant(let name):
-                guard parts[offset] == name else { return nil }
+                let part = parts[offset]
+                guard part.contains("%") ? RoutePattern.decode(part) == name : part == name else { return nil }
             case .parameter(let name):
-                values[name] = parts[offset]
+                values[name] = RoutePattern.decode(parts[offset])
             case .wildcard:
                 break
             }
         }
         return parts.count == segments.count ? RouteParameters(values: values) : nil
+    }
+
+    private static func decode(_ part: Substring) -> String {
+        String(part).removingPercentEncodingLeniently(plusAsSpace: false)
     }
 
     /// How the router ranks this pattern against others that match the same path: at the first segment

@@ -71,8 +71,7 @@ struct ResponseTemplate: Sendable {
         case .empty, .bytes: isConstant = true
         }
         if isConstant && headers.allSatisfy({ $0.1.isConstant }) {
-            constant = ResponseTemplate.response(
-                status: status, headers: headers.map { ($0.0, $0.1.render(nil)) }, body: body, context: nil)
+            constant = ResponseTemplate.constantResponse(status: status, headers: headers, body: body)
         } else {
             constant = nil
         }
@@ -81,22 +80,32 @@ struct ResponseTemplate: Sendable {
     /// The answer to one request.
     func render(_ context: TemplateContext) -> HTTPResponse {
         if let constant { return constant }
-        return ResponseTemplate.response(
-            status: status, headers: headers.map { ($0.0, $0.1.render(context)) }, body: body, context: context)
+        var fields = HTTPHeaders()
+        for (name, value) in headers {
+            fields.add(name: name, value: value.constantText ?? value.render(context))
+        }
+        var bytes: [UInt8] = []
+        switch body {
+        case .empty: break
+        case .bytes(let data): bytes = data
+        case .json(let template): bytes = JSONWriter().write(template.render(context))
+        case .text(let template): template.render(context, into: &bytes)
+        }
+        return HTTPResponse(status: status, headers: fields, body: bytes)
     }
 
-    private static func response(
-        status: Int, headers: [(String, String)], body: Body, context: TemplateContext?
-    ) -> HTTPResponse {
+    /// The answer of a response without tags.
+    private static func constantResponse(status: Int, headers: [(String, Template)], body: Body) -> HTTPResponse {
+        var fields = HTTPHeaders()
+        for (name, value) in headers { fields.add(name: name, value: value.literalText) }
         let bytes: [UInt8]
         switch body {
         case .empty: bytes = []
         case .bytes(let data): bytes = data
-        case .json(let template):
-            bytes = JSONWriter().write(context.map { template.render($0) } ?? template.constantValue)
-        case .text(let template): bytes = Array(template.render(context).utf8)
+        case .json(let template): bytes = JSONWriter().write(template.constantValue)
+        case .text(let template): bytes = Array(template.literalText.utf8)
         }
-        return HTTPResponse(status: status, headers: HTTPHeaders(headers), body: bytes)
+        return HTTPResponse(status: status, headers: fields, body: bytes)
     }
 
     private static func template(_ text: String, at node: DefinitionNode) throws(RoutesError) -> Template {
@@ -127,11 +136,15 @@ struct ResponseTemplate: Sendable {
 }
 
 extension Template {
-    /// Renders a template that may have no request to read (constant templates).
-    func render(_ context: TemplateContext?) -> String {
-        guard let context else { return parts.map { if case .literal(let text) = $0 { text } else { "" } }.joined() }
-        return render(context)
+    /// The text when the template has no tag, else nil.
+    var constantText: String? {
+        if parts.isEmpty { return "" }
+        if parts.count == 1, case .literal(let text) = parts[0] { return text }
+        return nil
     }
+
+    /// The text of a template without tags.
+    var literalText: String { parts.map { if case .literal(let text) = $0 { text } else { "" } }.joined() }
 }
 
 extension JSONTemplate {

@@ -105,8 +105,11 @@ public final class Stub: Sendable {
                     fault: nil, delay: delay)
             }
         }
-        let call = calls.wrappingAdd(1, ordering: .relaxed).oldValue
-        let index = cycle ? call % responses.count : min(call, responses.count - 1)
+        var index = 0
+        if responses.count > 1 {
+            let call = calls.wrappingAdd(1, ordering: .relaxed).oldValue
+            index = cycle ? call % responses.count : min(call, responses.count - 1)
+        }
         return StubAnswer(route: id, response: responses[index].render(context), fault: nil, delay: delay)
     }
 

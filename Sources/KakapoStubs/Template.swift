@@ -84,19 +84,24 @@ struct Template: Sendable {
     /// The text with every tag replaced: strings as they are, other JSON values written compactly,
     /// nothing for a value the request does not have.
     func render(_ context: TemplateContext) -> String {
-        var text = ""
+        var bytes: [UInt8] = []
+        render(context, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `render(_:)` appended to `bytes` as UTF-8, without building a string.
+    func render(_ context: TemplateContext, into bytes: inout [UInt8]) {
         for part in parts {
             switch part {
-            case .literal(let literal): text += literal
+            case .literal(let literal): bytes.append(contentsOf: literal.utf8)
             case .tag(let tag):
                 switch context.value(of: tag) {
-                case .string(let value)?: text += value
-                case let value?: text += String(decoding: JSONWriter().write(value), as: UTF8.self)
+                case .string(let value)?: bytes.append(contentsOf: value.utf8)
+                case let value?: bytes.append(contentsOf: JSONWriter().write(value))
                 case nil: break
                 }
             }
         }
-        return text
     }
 }
 
