@@ -2,7 +2,7 @@ extension String {
     /// Percent-decodes `%XX` sequences, and `+` as a space when `plusAsSpace` (query strings); malformed
     /// sequences and invalid UTF-8 are kept rather than rejected.
     public func removingPercentEncodingLeniently(plusAsSpace: Bool = true) -> String {
-        guard contains("%") || (plusAsSpace && contains("+")) else { return self }
+        guard utf8.contains(UInt8(ascii: "%")) || (plusAsSpace && utf8.contains(UInt8(ascii: "+"))) else { return self }
         var bytes: [UInt8] = []
         let utf8 = Array(self.utf8)
         var index = 0

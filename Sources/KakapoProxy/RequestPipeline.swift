@@ -108,7 +108,7 @@ public final class RequestPipeline: Sendable {
                 if let session {
                     session.record(
                         Interaction(
-                            request: prepared, response: response, recordedAt: Timestamp.now(),
+                            request: prepared, response: response, recordedAt: UTCTimestamp.now(),
                             durationMilliseconds: Double(elapsed.components.seconds) * 1000
                                 + Double(elapsed.components.attoseconds) / 1e15),
                         replacing: replacing)
@@ -211,23 +211,5 @@ extension HTTPResponse {
         var bytes = JSONWriter(layout: .readable).write(value)
         bytes.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
-    }
-}
-
-/// ISO 8601 timestamps in UTC with milliseconds, for `recordedAt`.
-enum Timestamp {
-    static func now() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-            + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
     }
 }

@@ -14,7 +14,9 @@ extension RoutePattern {
                 return nil
             case .constant(let name):
                 let part = parts[offset]
-                guard part.contains("%") ? RoutePattern.decode(part) == name : part == name else { return nil }
+                guard part.utf8.contains(UInt8(ascii: "%")) ? RoutePattern.decode(part) == name : part == name else {
+                    return nil
+                }
             case .parameter(let name):
                 values[name] = RoutePattern.decode(parts[offset])
             case .wildcard:

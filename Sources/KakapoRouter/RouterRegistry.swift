@@ -56,7 +56,8 @@ public final class RouterRegistry: Sendable {
     /// The host a request names (absolute-form target, else `Host`) and its path without the query.
     package static func hostAndPath(_ request: HTTPRequest) -> (String?, String) {
         let path = request.path
-        if let separator = path.range(of: "://"), path.hasPrefix("http") {
+        // Origin-form targets (the usual case) start with '/'; only absolute-form ones need parsing.
+        if path.utf8.first != UInt8(ascii: "/"), path.hasPrefix("http"), let separator = path.range(of: "://") {
             let rest = path[separator.upperBound...]
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             return (String(rest[..<slash]), slash == rest.endIndex ? "/" : String(rest[slash...]))

@@ -56,6 +56,8 @@ struct Template: Sendable {
     }
 
     let parts: [Part]
+    /// The bytes of the literal parts, a good first guess of the rendered size.
+    let literalByteCount: Int
 
     /// Splits `text`; `{{` without a closing `}}` is literal text.
     init(_ text: String) throws(TemplateError) {
@@ -68,6 +70,10 @@ struct Template: Sendable {
         }
         if !rest.isEmpty { parts.append(.literal(String(rest))) }
         self.parts = parts
+        literalByteCount = parts.reduce(0) { total, part in
+            if case .literal(let text) = part { return total + text.utf8.count }
+            return total
+        }
     }
 
     /// True when the text has no tag: it renders to itself.
@@ -91,6 +97,7 @@ struct Template: Sendable {
 
     /// `render(_:)` appended to `bytes` as UTF-8, without building a string.
     func render(_ context: TemplateContext, into bytes: inout [UInt8]) {
+        bytes.reserveCapacity(bytes.count + literalByteCount + 64)
         for part in parts {
             switch part {
             case .literal(let literal): bytes.append(contentsOf: literal.utf8)

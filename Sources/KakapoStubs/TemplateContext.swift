@@ -45,20 +45,8 @@ final class TemplateContext {
         case .query(let name): return query.first { $0.name == name }.map { .string($0.value ?? "") }
         case .header(let name): return request.headers[name].map(JSONValue.string)
         case .body(let pointer): return body?[pointer: pointer]
-        case .now: return .string(TemplateContext.now())
+        case .now: return .string(UTCTimestamp.now())
         case .uuid: return .string(UUID().uuidString.lowercased())
         }
-    }
-
-    /// The current time in ISO 8601, UTC, with milliseconds: `2026-11-22T18:04:05.123Z`.
-    static func now() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-            parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(now.tv_nsec / 1_000_000))
     }
 }
