@@ -37,6 +37,23 @@ struct RoutesCLITests {
             "\(process.standardError)")
     }
 
+    @Test("the routes file the README shows is valid")
+    func readmeSnippet() throws {
+        let readme = try String(contentsOfFile: CLITests.packageRoot + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "```yaml\n"))
+        let end = try #require(readme[start.upperBound...].range(of: "```"))
+        let directory = try Fixtures.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/fixtures", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: CLITests.packageRoot + "/Examples/routes/fixtures/todos.json",
+            toPath: directory + "/fixtures/todos.json")
+        try String(readme[start.upperBound..<end.lowerBound]).write(
+            toFile: directory + "/routes.yaml", atomically: true, encoding: .utf8)
+        let definition = try RoutesFile.load(directory + "/routes.yaml")
+        #expect(definition.routes.count == 3)
+        #expect(definition.resources.map(\.path) == ["/todos"])
+    }
+
     @Test("an invalid routes file stops the start with exit 3, naming file, line, column and key path")
     func invalidAtStart() async throws {
         let directory = try Fixtures.temporaryDirectory()
