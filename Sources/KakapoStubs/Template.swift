@@ -34,7 +34,10 @@ enum TemplateTag: Hashable, Sendable {
         case "params": self = .parameter(rest)
         case "query": self = .query(rest)
         case "headers": self = .header(rest)
-        case "body": self = .body(JSONPointer(components: rest.split(separator: ".").map(String.init)))
+        case "body":
+            let components = rest.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard !components.contains("") else { throw TemplateError(tag: trimmed) }
+            self = .body(JSONPointer(components: components))
         default: throw TemplateError(tag: trimmed)
         }
     }

@@ -131,6 +131,10 @@ struct RoutesFileTests {
                 "routes[0].response.json: unknown template tag {{param.id}}"
             ),
             (
+                #"{"routes": [{"path": "/a", "response": {"text": "{{body.a..b}}"}}]}"#,
+                "routes[0].response.text: unknown template tag {{body.a..b}}"
+            ),
+            (
                 #"{"routes": [{"path": "/a", "response": {"headers": {"X": "{{nope}}"}}}]}"#,
                 "routes[0].response.headers.X: unknown template tag {{nope}}"
             ),
