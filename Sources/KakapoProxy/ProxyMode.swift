@@ -8,9 +8,18 @@ public enum ProxyMode: String, Sendable, CaseIterable {
     case all
     /// Everything is forwarded; nothing is recorded.
     case passthrough
+    /// VCR's default: when the cassette exists, replay only (a miss stays a miss and the file never
+    /// changes); when it does not, record everything. Decided once, when the server starts.
+    case once
 
     /// True when this mode may forward requests upstream.
     public var usesUpstream: Bool { self != .none }
-    /// True when this mode writes the cassette.
-    public var records: Bool { self == .new || self == .all }
+    /// True when this mode writes the cassette (`once` may; it is resolved before serving).
+    public var records: Bool { self == .new || self == .all || self == .once }
+
+    /// The mode a server runs in for the cassette at `path`: `once` becomes `none` when the file exists
+    /// and `new` when it does not; every other mode stays as it is.
+    public func resolved(cassetteExists: Bool) -> ProxyMode {
+        self == .once ? (cassetteExists ? .none : .new) : self
+    }
 }

@@ -27,6 +27,25 @@ public final class ProxyServer: Sendable {
     /// Validates the configuration and loads the cassette; binds nothing yet.
     /// Throws `ProxyError` for an inconsistent configuration and `CassetteError` for a bad cassette.
     public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
+        var configuration = configuration
+        if configuration.mode == .once {
+            guard let path = configuration.cassettePath else {
+                throw ProxyError(code: .configuration, message: "mode 'once' needs a cassette (--cassette FILE)")
+            }
+            let exists = FileManager.default.fileExists(atPath: path)
+            configuration.mode = ProxyMode.once.resolved(cassetteExists: exists)
+            if !exists && configuration.upstream == nil {
+                throw ProxyError(
+                    code: .configuration,
+                    message:
+                        "mode 'once' records because \(path) does not exist yet, so it needs an upstream (--upstream URL)"
+                )
+            }
+            logger.info(
+                exists
+                    ? "mode once: \(path) exists, replaying only (misses stay misses, the file is not changed)"
+                    : "mode once: \(path) does not exist yet, recording everything")
+        }
         let mode = configuration.mode
         if mode.usesUpstream && configuration.upstream == nil {
             throw ProxyError(

@@ -12,19 +12,30 @@ struct Record: AsyncParsableCommand {
     @Option(help: "The cassette file to write (created if missing).")
     var cassette: String
 
-    @Option(help: "new: replay what the cassette already has, record the rest; all: re-record everything.")
+    @Option(
+        help:
+            "new: replay what the cassette already has, record the rest; all: re-record everything; once: record everything if the cassette does not exist, else only replay."
+    )
     var mode: RecordMode = .new
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var upstreamOptions: UpstreamOptions
 
     enum RecordMode: String, ExpressibleByArgument, CaseIterable {
-        case new, all
+        case new, all, once
+
+        var proxyMode: ProxyMode {
+            switch self {
+            case .new: return .new
+            case .all: return .all
+            case .once: return .once
+            }
+        }
     }
 
     func run() async throws {
         let configuration = common.configuration(
-            mode: mode == .all ? .all : .new, cassette: cassette,
+            mode: mode.proxyMode, cassette: cassette,
             upstream: try upstreamOptions.configuration(for: upstream))
         try await ProxyRunner(
             configuration: configuration, strict: false, verbose: common.verbose, routes: common.routes

@@ -14,7 +14,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "none: replay only; new: replay hits, record misses; all: re-record; passthrough: forward only. Default: new with --upstream, none without."
+            "none: replay only; new: replay hits, record misses; all: re-record; once: replay if the cassette exists, else record everything; passthrough: forward only. Default: new with --upstream, none without."
     )
     var mode: ProxyMode?
 
@@ -27,10 +27,11 @@ struct Serve: AsyncParsableCommand {
     var effectiveMode: ProxyMode { mode ?? (upstream == nil ? .none : .new) }
 
     func validate() throws {
-        if effectiveMode.usesUpstream && upstream == nil {
+        if effectiveMode.usesUpstream && effectiveMode != .once && upstream == nil {
             throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
         }
         if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil {
+            // new, all and once write the cassette.
             throw ValidationError("--cassette FILE is required to record (--mode \(effectiveMode.rawValue))")
         }
         if effectiveMode == .none && cassette == nil && common.routes.isEmpty {
