@@ -45,10 +45,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "KakapoURLSession",
+            dependencies: [
+                "KakapoHTTP", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoProxy",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Kakapo",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy",
+                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession",
             ]
         ),
         .executableTarget(
@@ -75,6 +82,7 @@ let package = Package(
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
+        .testTarget(name: "KakapoURLSessionTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),

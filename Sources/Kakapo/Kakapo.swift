@@ -7,4 +7,5 @@
 @_exported import KakapoRoutesFile
 @_exported import KakapoStore
 @_exported import KakapoStubs
+@_exported import KakapoURLSession
 @_exported import KakapoUpstream

@@ -1,5 +1,6 @@
 import KakapoHTTP
 import KakapoStubs
+import KakapoUpstream
 
 /// A response together with the layer that produced it, and how to deliver it.
 public struct ProxyAnswer: Sendable {
@@ -9,6 +10,8 @@ public struct ProxyAnswer: Sendable {
     public var delay: Duration = .zero
     /// Set when the connection is to fail instead of carrying `response` (a route's fault).
     public var fault: Fault.Kind?
+    /// Set when the upstream failed and `response` is the 502 or 504 that says so.
+    public var upstreamError: UpstreamError?
     /// The response already prepared for the wire (recorded answers), if any.
     var prepared: PreparedResponse?
 

@@ -159,6 +159,14 @@ public final class ProxyServer: Sendable {
         return bound.localAddress?.port ?? configuration.port
     }
 
+    /// Gets the pipeline ready to answer without a socket (Kakapo in process): checks the routes and, when
+    /// recording, starts saving the cassette. `shutdown()` ends it as it ends a started server.
+    public func startInProcess() throws {
+        try pipeline.routes.validate()
+        try pipeline.resources.registry.validate()
+        if pipeline.configuration.mode.records { pipeline.session?.startAutosave() }
+    }
+
     /// The bound port, once started.
     public var port: Int? { channel.withLockedValue { $0?.localAddress?.port } }
 

@@ -81,6 +81,25 @@ public final class RequestPipeline: Sendable {
         forward(request, through: upstream, completion: completion)
     }
 
+    /// Answers `request` the way the server does for a client on loopback, for callers without a socket
+    /// (Kakapo in process): waits out a route's latency and journals the request. The answer may carry
+    /// a `fault` instead of a response; the caller turns it into its own kind of failure.
+    public func answer(_ request: HTTPRequest) async -> ProxyAnswer {
+        let started = ContinuousClock.now
+        let answer = await withCheckedContinuation { continuation in
+            handle(request, fromLoopback: true) { continuation.resume(returning: $0) }
+        }
+        if answer.delay > .zero { try? await Task.sleep(for: answer.delay) }
+        let elapsed = ContinuousClock.now - started
+        journal.append(
+            .init(
+                method: request.method.rawValue, url: configuration.redactor.redact(target: request.target),
+                status: answer.response.status, source: answer.source,
+                milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15),
+            target: request.target)
+        return answer
+    }
+
     /// Runs a handler in a task of its own, so the event loop never waits for it.
     private func answer(
         _ request: HTTPRequest, with match: RouteMatch, source: ResponseSource,
@@ -200,7 +219,9 @@ public final class RequestPipeline: Sendable {
             "code": .string(error.code.name),
             "upstream": .string(upstream),
         ]
-        return ProxyAnswer(response: .json(body, status: error.status), source: .error)
+        var answer = ProxyAnswer(response: .json(body, status: error.status), source: .error)
+        answer.upstreamError = error
+        return answer
     }
 }
 

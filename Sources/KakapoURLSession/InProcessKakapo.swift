@@ -1,0 +1,87 @@
+import Foundation
+import KakapoProxy
+import KakapoRouter
+import KakapoUpstream
+import Logging
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Kakapo in process: the same pipeline as the server (routes, Store resources, cassette, upstream through
+/// libcurl, miss) answering `URLSession` requests with no socket, as the original Kakapo did.
+///
+/// ```swift
+/// let kakapo = try InProcessKakapo(cassette: "cassettes/demo.json")
+/// kakapo.router.get("/users/:id") { request in ["id": try request.parameters.require("id")] }
+/// let session = URLSession(configuration: kakapo.sessionConfiguration())
+/// let (data, _) = try await session.data(from: URL(string: "http://api.test/users/7")!)   // {"id":"7"}
+/// let summary = await kakapo.shutdown()
+/// ```
+public final class InProcessKakapo: Sendable {
+    /// The server whose pipeline answers; it is never bound to a port.
+    public let server: ProxyServer
+    /// The protocol class this instance's sessions use.
+    private let protocolClass: AnyClass
+
+    /// Builds the pipeline from `configuration` (port and host are ignored) and gets it ready.
+    public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
+        var configuration = configuration
+        configuration.threads = 1
+        server = try ProxyServer(configuration: configuration, logger: logger)
+        try server.startInProcess()
+        protocolClass = KakapoURLProtocol.register(server)
+    }
+
+    /// Builds one from the essentials: a cassette (nil for none), a mode, and an upstream for the modes
+    /// that forward.
+    public convenience init(cassette: String? = nil, mode: ProxyMode = .none, upstream: String? = nil) throws {
+        try self.init(
+            configuration: ProxyConfiguration(
+                mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) }))
+    }
+
+    /// The pipeline: routes, Store resources, the cassette session, the journal.
+    public var pipeline: RequestPipeline { server.pipeline }
+    /// The router for any host: `kakapo.router.get("/users/:id") { ... }`.
+    public var router: Router { server.router }
+    /// A router for requests under `baseURL` only.
+    public func register(_ baseURL: String) throws(RouterError) -> Router { try server.register(baseURL) }
+    /// REST resources backed by a Store.
+    public var resources: StoreResources { server.resources }
+
+    /// A configuration whose sessions Kakapo answers (its protocol class goes first). Start from `base`
+    /// (an ephemeral configuration by default) to keep its other settings.
+    public func sessionConfiguration(_ base: URLSessionConfiguration = .ephemeral) -> URLSessionConfiguration {
+        let configuration = base
+        configuration.protocolClasses = [protocolClass] + (base.protocolClasses ?? [])
+        return configuration
+    }
+
+    #if canImport(Darwin)
+        /// Answers every http and https request of `URLSession.shared` (and of sessions made without
+        /// `sessionConfiguration()`, where Foundation consults registered classes). What no route,
+        /// resource or recording answers goes to the upstream when one is configured, and is a clear miss
+        /// otherwise. Not on Linux: corelibs Foundation tries its own HTTP protocol before any registered
+        /// class, so only sessions made from `sessionConfiguration()` can be answered there.
+        public func enable() {
+            KakapoURLProtocol.setGlobal(server)
+            _ = URLProtocol.registerClass(KakapoURLProtocol.self)
+        }
+
+        /// Stops answering `URLSession.shared`.
+        public func disable() {
+            KakapoURLProtocol.setGlobal(nil, ifCurrent: server)
+            URLProtocol.unregisterClass(KakapoURLProtocol.self)
+        }
+    #endif
+
+    /// Stops answering, saves the cassette when recording, and returns what the run did.
+    @discardableResult
+    public func shutdown() async -> ProxySummary {
+        KakapoURLProtocol.setGlobal(nil, ifCurrent: server)
+        KakapoURLProtocol.unregister(slot: (protocolClass as? KakapoURLProtocol.Type)?.slot ?? -1)
+        return await server.shutdown()
+    }
+}

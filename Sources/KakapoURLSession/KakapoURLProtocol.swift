@@ -1,0 +1,180 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import KakapoProxy
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The `URLProtocol` that hands requests to an `InProcessKakapo`. This class answers for the globally
+/// enabled instance (`enable()`); each instance's sessions use a subclass of their own
+/// (`KakapoURLProtocolSlot`), because Foundation shows a protocol only the request, not its session.
+///
+/// Foundation creates it and calls `startLoading` and `stopLoading` on its own threads; the work it starts
+/// is held behind a lock, and the answer is delivered to Foundation's `client` from that work.
+class KakapoURLProtocol: URLProtocol {
+    private struct Instances {
+        var bySlot: [Int: ProxyServer] = [:]
+        var global: ProxyServer?
+    }
+
+    private static let instances = Mutex(Instances())
+    private static let slots = Atomic<Int>(0)
+    private let work = Mutex<Task<Void, Never>?>(nil)
+
+    /// The instance number this class answers for; -1 for the global one.
+    class var slot: Int { -1 }
+
+    /// Registers `kakapo` and returns the protocol class its sessions use.
+    static func register(_ kakapo: ProxyServer) -> AnyClass {
+        let slot = slots.wrappingAdd(1, ordering: .relaxed).oldValue
+        instances.withLock { $0.bySlot[slot] = kakapo }
+        return protocolClass(Slot0.self, remaining: slot)
+    }
+
+    static func unregister(slot: Int) { instances.withLock { $0.bySlot[slot] = nil } }
+
+    /// `KakapoURLProtocolSlot<Next<...Next<Slot0>>>` with `remaining` levels: a distinct class per slot,
+    /// made at run time.
+    private static func protocolClass<S: ProtocolSlot>(_: S.Type, remaining: Int) -> AnyClass {
+        remaining == 0 ? KakapoURLProtocolSlot<S>.self : protocolClass(NextSlot<S>.self, remaining: remaining - 1)
+    }
+
+    static func setGlobal(_ kakapo: ProxyServer?, ifCurrent current: ProxyServer? = nil) {
+        instances.withLock { instances in
+            if let current, instances.global !== current { return }
+            instances.global = kakapo
+        }
+    }
+
+    /// The instance that answers `request` for this class, if any.
+    class func owner(of request: URLRequest) -> ProxyServer? {
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return nil
+        }
+        let slot = self.slot
+        return instances.withLock { slot < 0 ? $0.global : $0.bySlot[slot] }
+    }
+
+    override class func canInit(with request: URLRequest) -> Bool { owner(of: request) != nil }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        let request = self.request
+        guard let owner = type(of: self).owner(of: request), request.url != nil else {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        let converted: HTTPRequest
+        do {
+            converted = try HTTPRequest(request)
+        } catch {
+            client?.urlProtocol(self, didFailWithError: error)
+            return
+        }
+        // URLProtocol is not Sendable; Foundation expects its client to be called from any thread.
+        nonisolated(unsafe) let loader = self
+        let task = Task {
+            var current = request
+            var converted = converted
+            for _ in 0..<KakapoURLProtocol.maximumRedirects {
+                let answer = await owner.pipeline.answer(converted)
+                guard !Task.isCancelled, let url = current.url else { return }
+                #if !canImport(Darwin)
+                    // corelibs Foundation cannot take a redirect from a protocol (it traps), so the
+                    // redirect is followed here, as URLSession's default policy would.
+                    if let next = KakapoURLProtocol.redirect(answer.response, from: current),
+                        let nextRequest = try? HTTPRequest(next)
+                    {
+                        current = next
+                        converted = nextRequest
+                        continue
+                    }
+                #endif
+                loader.deliver(answer, for: url, request: current)
+                return
+            }
+            loader.client?.urlProtocol(loader, didFailWithError: URLError(.httpTooManyRedirects))
+        }
+        work.withLock { $0 = task }
+    }
+
+    static let maximumRedirects = 16
+
+    /// The request a redirect leads to, or nil when `response` is not one: 303, and 301 or 302 after a
+    /// POST, become a GET without a body, as browsers and URLSession do.
+    static func redirect(_ response: HTTPResponse, from request: URLRequest) -> URLRequest? {
+        guard (300..<400).contains(response.status), response.status != 304, let base = request.url,
+            let location = response.headers["Location"], let target = URL(string: location, relativeTo: base)
+        else { return nil }
+        var redirected = request
+        redirected.url = target.absoluteURL
+        let post = request.httpMethod?.uppercased() == "POST"
+        if response.status == 303 || ((response.status == 301 || response.status == 302) && post) {
+            redirected.httpMethod = "GET"
+            redirected.httpBody = nil
+            redirected.httpBodyStream = nil
+        }
+        return redirected
+    }
+
+    override func stopLoading() {
+        work.withLock { $0?.cancel() }
+    }
+
+    private func deliver(_ answer: ProxyAnswer, for url: URL, request: URLRequest) {
+        guard let client else { return }
+        if let failure = answer.urlError {
+            client.urlProtocol(self, didFailWithError: failure)
+            return
+        }
+        var response = answer.response
+        var headers: [String: String] = [:]
+        // A client over a socket gets these undone by URLSession; in process they are undone here.
+        if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
+            let decoded = coding.decode(response.body)
+        {
+            response.body = decoded
+            response.headers.remove(name: "Content-Encoding")
+            response.headers.remove(name: "Content-Length")
+        }
+        for field in HopByHopHeaders.removing(from: response.headers) {
+            if let existing = headers[field.name] {
+                headers[field.name] = existing + ", " + field.value
+            } else {
+                headers[field.name] = field.value
+            }
+        }
+        headers["X-Kakapo-Source"] = answer.source.rawValue
+        guard
+            let httpResponse = HTTPURLResponse(
+                url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
+        else {
+            client.urlProtocol(self, didFailWithError: URLError(.badServerResponse))
+            return
+        }
+        #if canImport(Darwin)
+            if let redirected = KakapoURLProtocol.redirect(response, from: request) {
+                // URLSession applies its own redirect policy (and the delegate's) from here.
+                client.urlProtocol(self, wasRedirectedTo: redirected, redirectResponse: httpResponse)
+                return
+            }
+        #endif
+        client.urlProtocol(self, didReceive: httpResponse, cacheStoragePolicy: .notAllowed)
+        if !response.body.isEmpty { client.urlProtocol(self, didLoad: Data(response.body)) }
+        client.urlProtocolDidFinishLoading(self)
+    }
+}
+
+/// The protocol class of one `InProcessKakapo`'s sessions.
+final class KakapoURLProtocolSlot<Slot: ProtocolSlot>: KakapoURLProtocol {
+    override class var slot: Int { Slot.index }
+}
+
+/// A type-level number, so each instance can have a protocol class of its own.
+protocol ProtocolSlot { static var index: Int { get } }
+enum Slot0: ProtocolSlot { static var index: Int { 0 } }
+enum NextSlot<Previous: ProtocolSlot>: ProtocolSlot { static var index: Int { Previous.index + 1 } }

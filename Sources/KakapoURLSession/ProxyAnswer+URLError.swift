@@ -1,0 +1,29 @@
+import Foundation
+import KakapoProxy
+import KakapoUpstream
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension ProxyAnswer {
+    /// The `URLError` a client over a socket would have seen, for a route's fault or an upstream failure;
+    /// nil for an answer.
+    var urlError: URLError? {
+        switch fault {
+        case .connectionReset?, .emptyResponse?: return URLError(.networkConnectionLost)
+        case .malformedResponse?: return URLError(.badServerResponse)
+        case nil: break
+        }
+        guard let error = upstreamError else { return nil }
+        switch error.code {
+        case .connectionFailed: return URLError(.cannotConnectToHost)
+        case .dnsFailure: return URLError(.cannotFindHost)
+        case .timeout: return URLError(.timedOut)
+        case .tlsFailure: return URLError(.secureConnectionFailed)
+        case .connectionLost: return URLError(.networkConnectionLost)
+        case .invalidURL: return URLError(.badURL)
+        default: return URLError(.badServerResponse)
+        }
+    }
+}
