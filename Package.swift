@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Kakapo", targets: ["Kakapo"]),
+        .library(name: "KakapoTesting", targets: ["KakapoTesting"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
     ],
     dependencies: [
@@ -51,6 +52,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "KakapoTesting", dependencies: ["KakapoProxy", "KakapoUpstream", "KakapoURLSession"]),
         .target(
             name: "Kakapo",
             dependencies: [
@@ -82,7 +84,9 @@ let package = Package(
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
-        .testTarget(name: "KakapoURLSessionTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
+        .testTarget(
+            name: "KakapoURLSessionTests", dependencies: ["Kakapo", "KakapoTesting", "KakapoTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),
