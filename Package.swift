@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Kakapo", targets: ["Kakapo"]),
         .library(name: "KakapoTesting", targets: ["KakapoTesting"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
+        .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -69,6 +70,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "kakapo-example", dependencies: ["Kakapo"], path: "Examples/KakapoExample"),
+        .executableTarget(name: "kakapo-inprocess-bench", dependencies: ["Kakapo"], path: "tools/InProcessBench"),
+        .target(name: "DemoClient", path: "Examples/InProcessTesting/Sources/DemoClient"),
+        .testTarget(
+            name: "DemoClientTests", dependencies: ["DemoClient", "KakapoTesting"],
+            path: "Examples/InProcessTesting/Tests/DemoClientTests"),
         .target(
             name: "KakapoTestSupport",
             dependencies: [

@@ -20,6 +20,7 @@ fi
 swift test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then exit "$status"; fi
-# Every test is a Swift Testing test; state the count plainly as the last line.
+# Swift Testing's count plus XCTest's (its last "Executed" line is the total), as the last line.
 count=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*passed.*/\1/p' "$log" | tail -n 1)
-echo "${count:-0} passed, 0 failed"
+xctests=$(sed -nE 's/.*Executed ([0-9]+) tests?, with 0 failures.*/\1/p' "$log" | tail -n 1)
+echo "$(( ${count:-0} + ${xctests:-0} )) passed, 0 failed"

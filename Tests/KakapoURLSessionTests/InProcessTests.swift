@@ -46,8 +46,10 @@ struct InProcessTests {
         let (created, createdResponse) = try await session.data(for: post)
         #expect((createdResponse as? HTTPURLResponse)?.statusCode == 201)
         #expect(try Self.json(created)["body"] == ["name": "Ada"])
+        let (moved, movedResponse) = try await session.data(from: URL(string: "http://api.test/old")!)
+        #expect(movedResponse.url?.path == "/new")
         let summary = await recorder.shutdown()
-        #expect(summary.recorded == 2)
+        #expect(summary.recorded == 4)
         await upstream.stop()
 
         let replayer = try InProcessKakapo(cassette: cassette)
@@ -57,11 +59,15 @@ struct InProcessTests {
         #expect(again == data)
         let (replayed, _) = try await replaySession.data(for: post)
         #expect(try Self.json(replayed)["body"] == ["name": "Ada"])
+        // The recorded 302 and the page it led to, both from the cassette.
+        let (movedAgain, movedAgainResponse) = try await replaySession.data(from: URL(string: "http://api.test/old")!)
+        #expect(movedAgainResponse.url?.path == "/new")
+        #expect(movedAgain == moved)
         let (_, missResponse) = try await replaySession.data(from: URL(string: "http://api.test/users/2")!)
         #expect((missResponse as? HTTPURLResponse)?.statusCode == 404)
         #expect((missResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Kakapo-Source") == "miss")
         let replaySummary = await replayer.shutdown()
-        #expect(replaySummary.counts[.cassette] == 2)
+        #expect(replaySummary.counts[.cassette] == 4)
         #expect(replaySummary.misses == ["GET /users/2"])
     }
 
