@@ -66,6 +66,17 @@ struct InProcessTests {
         let (_, missResponse) = try await replaySession.data(from: URL(string: "http://api.test/users/2")!)
         #expect((missResponse as? HTTPURLResponse)?.statusCode == 404)
         #expect((missResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Kakapo-Source") == "miss")
+        // The same cassette through a socket server gives the same answer.
+        let socket = try ProxyServer(configuration: ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette))
+        let client = try TestClient(port: try await socket.start())
+        let overSocket = try await client.send(.get, "/users/1?x=1")
+        #expect(overSocket.status == 200)
+        #expect(Data(overSocket.body) == again)
+        #expect(
+            overSocket.headers["Content-Type"]
+                == (againResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type"))
+        client.shutdown()
+        await socket.shutdown()
         let replaySummary = await replayer.shutdown()
         #expect(replaySummary.counts[.cassette] == 4)
         #expect(replaySummary.misses == ["GET /users/2"])
