@@ -125,8 +125,8 @@ public struct Redactor: Hashable, Sendable {
     }
 
     private func redact(target: String, noting redacted: inout [String]) -> String {
-        guard let mark = target.firstIndex(of: "?") else { return target }
-        let query = String(target[target.index(after: mark)...])
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        let query = String(target[target.utf8.index(after: mark)...])
         let rewritten = redact(pairs: query, noting: &redacted)
         return rewritten == query ? target : target[..<mark] + "?" + rewritten
     }

@@ -15,14 +15,15 @@ public struct HTTPRequest: Hashable, Sendable {
 
     /// The path part of the target, without the query.
     public var path: String {
-        guard let mark = target.firstIndex(of: "?") else { return target }
+        // A byte scan: '?' is ASCII, and this runs several times per request.
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
         return String(target[..<mark])
     }
 
     /// The raw query string after `?`, or nil when the target has none.
     public var query: String? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        return String(target[target.index(after: mark)...])
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return String(target[target.utf8.index(after: mark)...])
     }
 
     /// The query parameters in order, split on `&` and `=`, still percent-encoded.
