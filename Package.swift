@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Kakapo", targets: ["Kakapo"]),
         .library(name: "KakapoTesting", targets: ["KakapoTesting"]),
+        .library(name: "KakapoClient", targets: ["KakapoClient"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
         .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
@@ -53,12 +54,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "KakapoClient",
+            dependencies: ["KakapoHTTP", "KakapoJSON", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "KakapoTesting", dependencies: ["KakapoProxy", "KakapoUpstream", "KakapoURLSession"]),
         .target(
             name: "Kakapo",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession",
+                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession", "KakapoClient",
             ]
         ),
         .executableTarget(
@@ -70,6 +75,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "kakapo-example", dependencies: ["Kakapo"], path: "Examples/KakapoExample"),
+        .executableTarget(name: "kakapo-typed-client", dependencies: ["Kakapo"], path: "Examples/TypedClient"),
         .executableTarget(name: "kakapo-inprocess-bench", dependencies: ["Kakapo"], path: "tools/InProcessBench"),
         .target(name: "DemoClient", path: "Examples/InProcessTesting/Sources/DemoClient"),
         .testTarget(
@@ -93,8 +99,15 @@ let package = Package(
         .testTarget(
             name: "KakapoURLSessionTests", dependencies: ["Kakapo", "KakapoTesting", "KakapoTestSupport"],
             exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoClientTests",
+            dependencies: [
+                "KakapoClient", "Kakapo", "KakapoTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
-        .testTarget(name: "KakapoCLITests", dependencies: ["kakapo", "kakapo-example", "Kakapo", "KakapoTestSupport"]),
+        .testTarget(
+            name: "KakapoCLITests",
+            dependencies: ["kakapo", "kakapo-example", "kakapo-typed-client", "Kakapo", "KakapoTestSupport"]),
     ]
 )

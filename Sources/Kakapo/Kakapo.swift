@@ -1,5 +1,6 @@
 // The umbrella module: `import Kakapo` brings in every library module.
 @_exported import KakapoCassette
+@_exported import KakapoClient
 @_exported import KakapoHTTP
 @_exported import KakapoJSON
 @_exported import KakapoProxy
