@@ -199,7 +199,8 @@ struct ClientTests {
         let delayed = try await clock.measure {
             _ = try await Provider<TestAPI>(stubBehavior: .delayed(.milliseconds(300))).request(endpoint)
         }
-        #expect(delayed >= .milliseconds(300) && delayed < .milliseconds(1500))
+        // Generous upper bound: the whole suite runs in parallel on two cores.
+        #expect(delayed >= .milliseconds(300) && delayed < .seconds(5), "\(delayed)")
 
         do {
             _ = try await Provider<TestAPI>(stubBehavior: .error(URLError(.notConnectedToInternet))).request(endpoint)
@@ -303,7 +304,7 @@ struct ClientTests {
         let events = Events()
         let client = Provider<TestAPI>(middleware: [Recorder(name: "A", events: events)])
         var endpoint = Self.api(upstream)
-        endpoint.task = .parameters(["delay": 3000])
+        endpoint.task = .parameters(["delay": 10000])
         let started = ContinuousClock.now
         let task = Task { try await client.request(endpoint) }
         try await Task.sleep(for: .milliseconds(200))
@@ -314,7 +315,7 @@ struct ClientTests {
         } catch let error as ClientError {
             #expect(error.isCancellation, "\(error)")
         }
-        #expect(ContinuousClock.now - started < .milliseconds(2500))
+        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(events.all.contains("A.didReceive cancelled"))
     }
 
@@ -323,7 +324,7 @@ struct ClientTests {
         let upstream = try await Self.upstream()
         defer { Task { await upstream.stop() } }
         var slow = Self.api(upstream)
-        slow.task = .parameters(["delay": 300])
+        slow.task = .parameters(["delay": 1000])
         let endpoint = slow
         for (tracked, expected) in [(true, 1), (false, 5)] {
             let before = upstream.received.count

@@ -227,13 +227,13 @@ struct DeclarativeRouteTests {
         defer { Task { await harness.stop() } }
         let clock = ContinuousClock()
         let fixed = try await clock.measure { _ = try await harness.client.send(.get, "/fixed") }
-        #expect(fixed >= .milliseconds(300) && fixed < .milliseconds(1500))
+        #expect(fixed >= .milliseconds(300) && fixed < .seconds(3), "\(fixed)")
         for _ in 0..<3 {
             let uniform = try await clock.measure { _ = try await harness.client.send(.get, "/uniform") }
-            #expect(uniform >= .milliseconds(100) && uniform < .milliseconds(1200))
+            #expect(uniform >= .milliseconds(100) && uniform < .seconds(3), "\(uniform)")
         }
         let lognormal = try await clock.measure { _ = try await harness.client.send(.get, "/lognormal") }
-        #expect(lognormal >= .milliseconds(15) && lognormal < .milliseconds(1200))
+        #expect(lognormal >= .milliseconds(15) && lognormal < .seconds(3), "\(lognormal)")
         // One event loop thread: if waiting blocked it, 40 calls would take 12 s.
         let client = harness.client
         let all = try await clock.measure {
@@ -242,7 +242,7 @@ struct DeclarativeRouteTests {
                 for try await status in group { #expect(status == 200) }
             }
         }
-        #expect(all < .seconds(4), "40 concurrent 300 ms answers took \(all)")
+        #expect(all < .seconds(6), "40 concurrent 300 ms answers took \(all)")
     }
 
     @Test("a status fault answers that status for its share of calls")

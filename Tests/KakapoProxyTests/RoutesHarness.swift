@@ -47,12 +47,18 @@ enum Curl {
         process.standardOutput = output
         process.standardError = error
         try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+        // Waiting blocks, so it happens on a thread of its own, never on the cooperative pool.
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let outputData = output.fileHandleForReading.readDataToEndOfFile()
+                let errorData = error.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: (
+                        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+                        String(decoding: errorData, as: UTF8.self)
+                    ))
+            }.start()
+        }
     }
 }
