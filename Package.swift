@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Kakapo", targets: ["Kakapo"]),
         .library(name: "KakapoTesting", targets: ["KakapoTesting"]),
         .library(name: "KakapoClient", targets: ["KakapoClient"]),
+        .library(name: "KakapoJSONCompatibility", targets: ["KakapoJSONCompatibility"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
         .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
     targets: [
         .target(name: "KakapoHTTP"),
         .target(name: "KakapoJSON"),
+        .target(name: "KakapoJSONCompatibility", dependencies: ["KakapoJSON"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "CZlib"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),

@@ -65,7 +65,7 @@ public struct JSONAPISerializer<Entity: JSONAPIEntity>: CustomSerializable {
         }
         if !included.isEmpty { document["included"] = .array(included) }
         if let topLevelLinks {
-            document["links"] = JSONSerialization.serialize(topLevelLinks)
+            document["links"] = KakapoSerialization.serialize(topLevelLinks)
         }
         if let topLevelMeta { document["meta"] = topLevelMeta }
         return .object(document)
@@ -98,7 +98,7 @@ struct JSONAPIResource {
             let key = keyTransformer?(label) ?? label
             switch Self.relationship(child.value) {
             case .notARelationship:
-                if let value = JSONSerialization.serialize(child.value, keyTransformer: keyTransformer) {
+                if let value = KakapoSerialization.serialize(child.value, keyTransformer: keyTransformer) {
                     attributes[key] = value
                 }
             case .omitted:
@@ -120,7 +120,7 @@ struct JSONAPIResource {
         if !attributes.isEmpty { object["attributes"] = .object(attributes) }
         if !relationships.isEmpty { object["relationships"] = .object(relationships) }
         if let linked = entity as? any JSONAPILinkedEntity, let links = linked.links {
-            object["links"] = JSONSerialization.serialize(links)
+            object["links"] = KakapoSerialization.serialize(links)
         }
         json = .object(object)
     }

@@ -31,6 +31,18 @@ public enum JSONPathComponent: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Array where Element == JSONPathComponent {
+    /// The path as people write it: `routes[2].response.status`.
+    public var keyPath: String {
+        var text = ""
+        for component in self {
+            switch component {
+            case .key(let key): text += text.isEmpty ? key : "." + key
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return text
+    }
+
     /// The path written as a JSON pointer (RFC 6901), for messages: `/interactions/3/response/status`.
     public var pointer: String {
         isEmpty

@@ -17,7 +17,7 @@ public indirect enum PropertyPolicy<Wrapped>: CustomSerializable {
         switch self {
         case .none: return nil
         case .null: return .null
-        case .some(let value): return JSONSerialization.serialize(value, keyTransformer: keyTransformer) ?? .null
+        case .some(let value): return KakapoSerialization.serialize(value, keyTransformer: keyTransformer) ?? .null
         }
     }
 }

@@ -67,14 +67,14 @@ extension Optional: Serializable, CustomSerializable {
     /// nil serializes to nothing, so a property holding it is left out.
     public func customSerialized(transformingKeys keyTransformer: KeyTransformer?) -> JSONValue? {
         guard case .some(let wrapped) = self else { return nil }
-        return JSONSerialization.serialize(wrapped, keyTransformer: keyTransformer)
+        return KakapoSerialization.serialize(wrapped, keyTransformer: keyTransformer)
     }
 }
 
 extension Array: Serializable, CustomSerializable {
     /// Elements that serialize to nothing (nil) are left out.
     public func customSerialized(transformingKeys keyTransformer: KeyTransformer?) -> JSONValue? {
-        .array(compactMap { JSONSerialization.serialize($0, keyTransformer: keyTransformer) })
+        .array(compactMap { KakapoSerialization.serialize($0, keyTransformer: keyTransformer) })
     }
 }
 
@@ -83,7 +83,7 @@ extension Dictionary: Serializable, CustomSerializable {
     public func customSerialized(transformingKeys keyTransformer: KeyTransformer?) -> JSONValue? {
         var members: [(String, JSONValue)] = []
         for (key, value) in self {
-            guard let member = JSONSerialization.serialize(value, keyTransformer: keyTransformer) else { continue }
+            guard let member = KakapoSerialization.serialize(value, keyTransformer: keyTransformer) else { continue }
             let name = "\(key)"
             members.append((keyTransformer?(name) ?? name, member))
         }

@@ -33,7 +33,7 @@ extension CustomSerializable {
 
 extension Serializable {
     public func serialized(transformingKeys keyTransformer: KeyTransformer?) -> JSONValue? {
-        JSONSerialization.reflect(self, keyTransformer: keyTransformer)
+        KakapoSerialization.reflect(self, keyTransformer: keyTransformer)
     }
 
     /// The JSON of this value with keys as they are.
@@ -46,7 +46,7 @@ extension Serializable {
 }
 
 /// Serializes values of any type: `Serializable` first, then `Encodable`, then reflection.
-public enum JSONSerialization {
+public enum KakapoSerialization {
     /// The JSON of any value; nil for a nil optional (which its parent leaves out).
     public static func serialize(_ value: Any, keyTransformer: KeyTransformer? = nil) -> JSONValue? {
         if let serializable = value as? any Serializable {

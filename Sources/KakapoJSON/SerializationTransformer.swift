@@ -13,7 +13,7 @@ extension SerializationTransformer {
             let renamed = self.transform(key: key)
             return keyTransformer?(renamed) ?? renamed
         }
-        return JSONSerialization.serialize(wrapped, keyTransformer: combined)
+        return KakapoSerialization.serialize(wrapped, keyTransformer: combined)
     }
 }
 

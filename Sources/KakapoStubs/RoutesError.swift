@@ -25,16 +25,7 @@ public struct RoutesError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key path as people write it: `routes[2].response.status`.
-    public var keyPath: String {
-        var text = ""
-        for component in path {
-            switch component {
-            case .key(let key): text += text.isEmpty ? key : "." + key
-            case .index(let index): text += "[\(index)]"
-            }
-        }
-        return text
-    }
+    public var keyPath: String { path.keyPath }
 
     public var description: String {
         var location = file ?? ""
