@@ -36,6 +36,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         .target(
             name: "KakapoProxy",
@@ -65,7 +66,7 @@ let package = Package(
             name: "Kakapo",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession", "KakapoClient",
+                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession", "KakapoClient", "KakapoHAR",
             ]
         ),
         .executableTarget(
@@ -106,6 +107,8 @@ let package = Package(
             dependencies: [
                 "KakapoClient", "Kakapo", "KakapoTestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "KakapoHARTests", dependencies: ["Kakapo", "KakapoTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(

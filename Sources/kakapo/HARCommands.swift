@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Kakapo
+
+extension CassetteCommand {
+    /// `kakapo cassette import-har IN.har OUT.json`
+    struct ImportHAR: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import-har",
+            abstract:
+                "Turn a HAR file (browser devtools, Charles, Proxyman, Polly.js) into a cassette, redacting credentials.",
+            discussion:
+                "Exit codes: 0 written, 3 the HAR file is unreadable or invalid (the message names the entry and field)."
+        )
+
+        @Argument(help: "The HAR file to read.")
+        var input: String
+
+        @Argument(help: "The cassette to write (replaced atomically if it exists).")
+        var output: String
+
+        @OptionGroup var redaction: RedactionOptions
+
+        func run() throws {
+            guard let data = FileManager.default.contents(atPath: input) else {
+                standardError("error: \(input): cannot read the file")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            var cassette: Cassette
+            do {
+                cassette = try HARImport.cassette(from: Array(data), file: input)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            var counts: [String: Int] = [:]
+            let redactor = redaction.redactor
+            for index in cassette.interactions.indices {
+                let (redacted, names) = redactor.redact(cassette.interactions[index])
+                cassette.interactions[index] = redacted
+                for name in names { counts[name, default: 0] += 1 }
+            }
+            do {
+                try CassetteFile.save(cassette, to: output)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            let summary = counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            print(
+                "\(output): \(cassette.interactions.count) interactions from \(input)"
+                    + (counts.isEmpty ? "" : "; redacted " + summary))
+        }
+    }
+
+    /// `kakapo cassette export-har IN.json OUT.har`
+    struct ExportHAR: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "export-har",
+            abstract: "Write a cassette as a HAR 1.2 file that devtools and HAR viewers open.")
+
+        @Argument(help: "The cassette to read.")
+        var input: String
+
+        @Argument(help: "The HAR file to write.")
+        var output: String
+
+        @Option(help: "The scheme of the URLs in the HAR file (cassettes keep the host, not the scheme).")
+        var scheme: String = "http"
+
+        func validate() throws {
+            guard scheme == "http" || scheme == "https" else {
+                throw ValidationError("--scheme must be http or https, not \"\(scheme)\"")
+            }
+        }
+
+        func run() throws {
+            let cassette = try loadOrExit(input)
+            do {
+                try CassetteFile.write(HARExport.bytes(cassette, scheme: scheme), to: output)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            print("\(output): \(cassette.interactions.count) entries from \(input)")
+        }
+    }
+}
