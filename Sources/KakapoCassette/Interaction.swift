@@ -1,3 +1,4 @@
+import Foundation
 import KakapoHTTP
 
 /// One recorded exchange: the request as it was sent upstream and the response that came back.
@@ -14,5 +15,16 @@ public struct Interaction: Hashable, Sendable {
         self.response = response
         self.recordedAt = recordedAt
         self.durationMilliseconds = durationMilliseconds
+    }
+}
+
+extension Interaction {
+    /// `recordedAt` as a date; nil when it is missing or not ISO 8601.
+    public var recordedDate: Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: recordedAt) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: recordedAt)
     }
 }

@@ -33,6 +33,9 @@ public struct ProxyConfiguration: Sendable {
     public var shutdownGracePeriod: Double
     /// Event loop threads; defaults to the number of cores.
     public var threads: Int?
+    /// Recordings older than this many seconds are stale: replayed with a warning (and a failure in
+    /// strict mode), re-recorded in the modes that record. Nil: recordings never expire.
+    public var maximumAge: Double?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,
@@ -42,7 +45,7 @@ public struct ProxyConfiguration: Sendable {
         maximumRequestBodyBytes: Int = 64 << 20, maximumHeaderBytes: Int = 80 << 10, idleTimeout: Double = 60,
         requestReadTimeout: Double = 30,
         adminToken: String? = nil,
-        shutdownGracePeriod: Double = 10, threads: Int? = nil
+        shutdownGracePeriod: Double = 10, threads: Int? = nil, maximumAge: Double? = nil
     ) {
         self.host = host
         self.port = port
@@ -60,5 +63,6 @@ public struct ProxyConfiguration: Sendable {
         self.adminToken = adminToken
         self.shutdownGracePeriod = shutdownGracePeriod
         self.threads = threads
+        self.maximumAge = maximumAge
     }
 }

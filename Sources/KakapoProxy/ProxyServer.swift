@@ -205,10 +205,17 @@ public final class ProxyServer: Sendable {
             guard let interaction = snapshot?.interactions[position] else { return nil }
             return "#\(position) \(interaction.request.method) \(interaction.request.target)"
         }
-        return ProxySummary(
+        var summary = ProxySummary(
             cassettePath: configuration.cassettePath, mode: configuration.mode, counts: pipeline.journal.counts,
             recorded: session?.recordedCount ?? 0, redacted: session?.redactionCounts ?? [:],
             misses: pipeline.journal.misses, unused: unused, saveError: saveError)
+        summary.maximumAge = configuration.maximumAge.map(ProxySummary.describeAge)
+        summary.stale = pipeline.staleReplays.withLock { $0 }.sorted().compactMap { position in
+            guard let interaction = snapshot?.interactions[position] else { return nil }
+            return
+                "#\(position) \(interaction.request.method) \(interaction.request.target) (recorded \(interaction.recordedAt))"
+        }
+        return summary
     }
 
     /// Runs blocking work (joining libcurl threads, writing the file) on a thread of its own.

@@ -13,8 +13,21 @@ public struct ProxySummary: Sendable {
     public let unused: [String]
     /// Set when the final save of the cassette failed.
     public let saveError: String?
+    /// Recordings older than the maximum age that were replayed, as `#position METHOD url (recorded at)`.
+    public var stale: [String] = []
+    /// The maximum age, as given (`30d`), for messages.
+    public var maximumAge: String?
 
     public var total: Int { counts.values.reduce(0, +) }
+
+    /// `30d`, `12h`, `90m` or `45s` for an age in seconds.
+    static func describeAge(_ seconds: Double) -> String {
+        let whole = Int(seconds)
+        for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] where whole >= size && whole % size == 0 {
+            return "\(whole / size)\(unit)"
+        }
+        return "\(whole)s"
+    }
 
     /// The summary as lines for standard error (long lists shortened).
     public var text: String { text(complete: false) }
@@ -44,6 +57,13 @@ public struct ProxySummary: Sendable {
             lines.append("redacted: " + parts.joined(separator: ", "))
         }
         if let saveError { lines.append("error: the cassette could not be saved: \(saveError)") }
+        if !stale.isEmpty {
+            lines.append(
+                "\(stale.count) stale recording\(stale.count == 1 ? " was" : "s were") replayed"
+                    + (maximumAge.map { " (older than \($0))" } ?? "") + ":")
+            for item in stale.prefix(unusedLimit) { lines.append("  stale: \(item)") }
+            if stale.count > unusedLimit { lines.append("  ... and \(stale.count - unusedLimit) more") }
+        }
         for miss in misses.prefix(missLimit) { lines.append("  miss: \(miss)") }
         if misses.count > missLimit { lines.append("  ... and \(misses.count - missLimit) more misses") }
         if mode == .none || mode == .new, !unused.isEmpty, total > 0 {

@@ -23,6 +23,10 @@ public final class RequestPipeline: Sendable {
     public let stubs = StubRegistry()
     /// REST resources backed by the Store, after routes.
     public let resources = StoreResources()
+    /// Positions of loaded recordings older than `configuration.maximumAge`, worked out once at start.
+    let stalePositions: Set<Int>
+    /// Stale recordings replayed so far (positions), for the summary.
+    let staleReplays = Mutex<Set<Int>>([])
     /// The folder that file names in routes added through the admin API are relative to.
     let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
     /// Recorded answers prepared for the wire, by position in the cassette.
@@ -36,6 +40,14 @@ public final class RequestPipeline: Sendable {
         self.logger = logger
         self.configuration = configuration
         self.session = session
+        var stale: Set<Int> = []
+        if let maximumAge = configuration.maximumAge, let session {
+            let oldest = Date().addingTimeInterval(-maximumAge)
+            for (position, interaction) in session.snapshot.interactions.enumerated() {
+                if let recorded = interaction.recordedDate, recorded < oldest { stale.insert(position) }
+            }
+        }
+        self.stalePositions = stale
         self.upstream = upstream
         self.journal = journal
     }
@@ -68,6 +80,14 @@ public final class RequestPipeline: Sendable {
         }
         let mode = configuration.mode
         if mode == .none || mode == .new, let session, let hit = session.play(request) {
+            if !stalePositions.isEmpty, stalePositions.contains(hit.position) {
+                // Too old: re-recorded where the mode records, replayed with a warning otherwise.
+                if mode == .new, let upstream {
+                    forward(request, through: upstream, replacing: true, completion: completion)
+                    return
+                }
+                staleReplays.withLock { _ = $0.insert(hit.position) }
+            }
             let prepared = replies.prepared(hit.position) {
                 PreparedResponse(hit.interaction.response, source: .cassette)
             }
@@ -78,7 +98,7 @@ public final class RequestPipeline: Sendable {
             completion(miss(request))
             return
         }
-        forward(request, through: upstream, completion: completion)
+        forward(request, through: upstream, replacing: mode == .all, completion: completion)
     }
 
     /// Answers `request` the way the server does for a client on loopback, for callers without a socket
@@ -112,12 +132,12 @@ public final class RequestPipeline: Sendable {
     }
 
     private func forward(
-        _ request: HTTPRequest, through upstream: UpstreamClient, completion: @escaping @Sendable (ProxyAnswer) -> Void
+        _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool,
+        completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         let prepared = upstream.prepare(request)
         let started = ContinuousClock.now
         let session = configuration.mode.records ? self.session : nil
-        let replacing = configuration.mode == .all
         upstream.send(prepared) { result in
             switch result {
             case .success(let response):

@@ -51,6 +51,12 @@ struct CommonOptions: ParsableArguments {
             valueName: "file"))
     var routes: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Recordings older than this are stale (30d, 12h, 90m): replayed with a warning (an error with --strict), re-recorded in the modes that record.",
+            valueName: "age"))
+    var maxAge: String?
+
     @OptionGroup var redaction: RedactionOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
@@ -71,6 +77,18 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--admin-token must be at least 8 characters")
         }
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
+        if let maxAge, CommonOptions.seconds(maxAge) == nil {
+            throw ValidationError("--max-age takes an age such as 30d, 12h, 90m or 45s, not \"\(maxAge)\"")
+        }
+    }
+
+    /// Seconds in an age such as `30d`, `12h`, `90m`, `45s` or `2w`; nil when it is not one.
+    static func seconds(_ age: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+        guard let unit = age.last, let size = units[unit], let amount = Double(age.dropLast()), amount > 0 else {
+            return nil
+        }
+        return amount * size
     }
 
     var redactor: Redactor { redaction.redactor }
@@ -87,7 +105,8 @@ struct CommonOptions: ParsableArguments {
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
             maximumRequestBodyBytes: maxBodySize, maximumHeaderBytes: maxHeaderSize, idleTimeout: idleTimeout,
-            requestReadTimeout: requestReadTimeout, adminToken: adminToken)
+            requestReadTimeout: requestReadTimeout, adminToken: adminToken,
+            maximumAge: maxAge.flatMap(CommonOptions.seconds))
     }
 }
 

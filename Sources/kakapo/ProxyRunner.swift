@@ -77,6 +77,10 @@ struct ProxyRunner {
             standardError("kakapo: strict mode: \(summary.counts[.miss, default: 0]) request(s) missed")
             throw ExitCode(ExitStatus.strictMisses)
         }
+        if strict && !summary.stale.isEmpty {
+            standardError("kakapo: strict mode: \(summary.stale.count) stale recording(s) replayed")
+            throw ExitCode(ExitStatus.strictMisses)
+        }
     }
 
     /// Where file names of routes added through the admin API resolve: the first routes file's folder.
