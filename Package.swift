@@ -36,6 +36,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        .target(
+            name: "KakapoVerify", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream"]),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         .target(
@@ -67,6 +69,7 @@ let package = Package(
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
                 "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession", "KakapoClient", "KakapoHAR",
+                "KakapoVerify",
             ]
         ),
         .executableTarget(

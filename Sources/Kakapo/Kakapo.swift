@@ -11,3 +11,4 @@
 @_exported import KakapoStubs
 @_exported import KakapoURLSession
 @_exported import KakapoUpstream
+@_exported import KakapoVerify

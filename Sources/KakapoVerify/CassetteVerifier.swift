@@ -1,0 +1,68 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import KakapoJSON
+import KakapoUpstream
+
+/// Sends every recorded request of a cassette to the live API and reports, per interaction, whether the
+/// answer is the same. Requests that change things (POST, PUT, PATCH, DELETE) are skipped unless
+/// `includeUnsafe`. Credentials the cassette holds as `[REDACTED]` are left out of the requests; give
+/// real ones with `extraHeaders`.
+public struct CassetteVerifier: Sendable {
+    public var comparison: ResponseComparison
+    public var includeUnsafe: Bool
+    /// Headers added to (or replacing) every request, such as `Authorization`.
+    public var extraHeaders: HTTPHeaders
+
+    static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS"]
+
+    public init(
+        comparison: ResponseComparison = ResponseComparison(), includeUnsafe: Bool = false,
+        extraHeaders: HTTPHeaders = [:]
+    ) {
+        self.comparison = comparison
+        self.includeUnsafe = includeUnsafe
+        self.extraHeaders = extraHeaders
+    }
+
+    /// The findings for each interaction, in order, and the live answers of those that drifted.
+    public func verify(_ cassette: Cassette, through upstream: UpstreamClient) async -> (
+        findings: [Drift], liveAnswers: [Int: (HTTPResponse, Double)]
+    ) {
+        var findings: [Drift] = []
+        var live: [Int: (HTTPResponse, Double)] = [:]
+        for (position, interaction) in cassette.interactions.enumerated() {
+            let request = interaction.request
+            let method = request.method.rawValue
+            func finding(_ outcome: Drift.Outcome, _ details: [String]) -> Drift {
+                Drift(position: position, method: method, target: request.target, outcome: outcome, details: details)
+            }
+            if !includeUnsafe && !Self.safeMethods.contains(method.uppercased()) {
+                findings.append(finding(.skipped, ["\(method) changes things on the API; --include-unsafe sends it"]))
+                continue
+            }
+            var headers = request.headers
+            headers.removeAll { $0.value == Redactor.placeholder || $0.value.contains(Redactor.placeholder) }
+            for field in extraHeaders { headers.replaceOrAdd(name: field.name, value: field.value) }
+            let started = ContinuousClock.now
+            do {
+                let answer = try await upstream.send(
+                    upstream.prepare(
+                        HTTPRequest(
+                            method: request.method, target: request.target, headers: headers, body: request.body)))
+                let elapsed = ContinuousClock.now - started
+                let differences = comparison.differences(recorded: interaction.response, live: answer)
+                findings.append(finding(differences.isEmpty ? .same : .drift, differences))
+                if !differences.isEmpty {
+                    live[position] = (
+                        answer,
+                        Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+                    )
+                }
+            } catch {
+                findings.append(finding(.failed, [error.message]))
+            }
+        }
+        return (findings, live)
+    }
+}

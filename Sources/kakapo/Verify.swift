@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Kakapo
+
+/// `kakapo verify`: are the recordings still what the live API answers?
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send every recorded request to the live API and report what changed since it was recorded.",
+        discussion: "Exit codes: 0 no drift, 1 drift (or requests that failed), 2 usage error, 3 unreadable cassette.")
+
+    @Option(help: "The cassette to check.")
+    var cassette: String
+
+    @Option(help: "The live API: http(s)://host[:port][/prefix].")
+    var upstream: String
+
+    @Option(
+        name: .customLong("ignore-json"),
+        help: "A JSON pointer (such as /meta/generatedAt) left out of body comparison, with all under it (repeatable).")
+    var ignoreJSON: [String] = []
+
+    @Flag(help: "Also send POST, PUT, PATCH and DELETE requests (they may change things on the API).")
+    var includeUnsafe = false
+
+    @Option(help: "text for people, json for machines.")
+    var format: OutputFormat = .text
+
+    @Flag(help: "Re-record the interactions that drifted (atomically; the others stay byte for byte).")
+    var update = false
+
+    @Option(
+        name: .customLong("header"),
+        help:
+            "A header added to every request, such as 'Authorization: Bearer TOKEN' (recordings hold none) (repeatable)."
+    )
+    var headers: [String] = []
+
+    @OptionGroup var upstreamOptions: UpstreamOptions
+    @OptionGroup var redaction: RedactionOptions
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    func validate() throws {
+        try validatePointers(ignoreJSON, flag: "--ignore-json")
+        for header in headers where !header.contains(":") {
+            throw ValidationError("--header takes 'Name: value', not \"\(header)\"")
+        }
+    }
+
+    func run() async throws {
+        var recorded = try loadOrExit(cassette)
+        let upstreamConfiguration = try upstreamOptions.configuration(for: upstream)
+        let client: UpstreamClient
+        do {
+            client = try UpstreamClient(configuration: upstreamConfiguration)
+        } catch {
+            standardError("error: \(error)")
+            throw ExitCode(ExitStatus.invalidInput)
+        }
+        defer { client.shutdown() }
+        var extra = HTTPHeaders()
+        for header in headers {
+            let parts = header.split(separator: ":", maxSplits: 1)
+            extra.add(name: parts[0].trimmingSpaces(), value: parts.count > 1 ? parts[1].trimmingSpaces() : "")
+        }
+        let verifier = CassetteVerifier(
+            comparison: ResponseComparison(ignoredPointers: ignoreJSON.compactMap(JSONPointer.init)),
+            includeUnsafe: includeUnsafe, extraHeaders: extra)
+        let (findings, live) = await verifier.verify(recorded, through: client)
+        let count = { (outcome: Drift.Outcome) in findings.filter { $0.outcome == outcome }.count }
+        let totals =
+            "\(count(.same)) same, \(count(.drift)) drifted, \(count(.skipped)) skipped, \(count(.failed)) failed"
+        switch format {
+        case .text:
+            for finding in findings { print(finding.text) }
+            print(totals)
+        case .json:
+            let document: JSONValue = [
+                "cassette": .string(cassette), "upstream": .string(upstream),
+                "interactions": .array(findings.map(\.json)),
+                "same": .number(JSONNumber(count(.same))), "drifted": .number(JSONNumber(count(.drift))),
+                "skipped": .number(JSONNumber(count(.skipped))), "failed": .number(JSONNumber(count(.failed))),
+            ]
+            print(String(decoding: JSONWriter(layout: .readable).write(document), as: UTF8.self))
+        }
+        if update && !live.isEmpty {
+            let redactor = redaction.redactor
+            for (position, (response, milliseconds)) in live.sorted(by: { $0.key < $1.key }) {
+                let fresh = Interaction(
+                    request: recorded.interactions[position].request, response: response,
+                    recordedAt: UTCTimestamp.now(), durationMilliseconds: milliseconds)
+                recorded.interactions[position] = redactor.redact(fresh).interaction
+            }
+            do {
+                try CassetteFile.save(recorded, to: cassette)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+            standardError("kakapo: re-recorded \(live.count) interaction\(live.count == 1 ? "" : "s") in \(cassette)")
+        }
+        if count(.drift) > 0 || count(.failed) > 0 { throw ExitCode(1) }
+    }
+}
