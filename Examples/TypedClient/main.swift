@@ -11,9 +11,7 @@ enum DemoAPI: Endpoint {
     case user(id: String)
     case createUser(name: String, email: String)
 
-    static let base = ProcessInfo.processInfo.environment["DEMO_API"] ?? "http://127.0.0.1:9000"
-
-    var baseURL: URL { URL(string: DemoAPI.base)! }
+    var baseURL: URL { URL(string: liveAPI)! }
 
     var path: String {
         switch self {
@@ -64,6 +62,8 @@ func show(_ client: Provider<DemoAPI>) async throws {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+/// The API `live` talks to (stubs and the cassette never reach it).
+let liveAPI = arguments.first == "live" && arguments.count > 1 ? arguments[1] : "http://127.0.0.1:9000"
 switch arguments.first ?? "stubbed" {
 case "live":
     try await show(Provider())

@@ -6,10 +6,9 @@ import Testing
 /// `Examples/TypedClient`: one typed API used against a live API, stubbed, and from the demo cassette.
 @Suite("Typed client example")
 struct TypedClientExampleTests {
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> String {
+    static func run(_ arguments: [String]) async throws -> String {
         let process = try KakapoProcess(
-            arguments, directory: CLITests.packageRoot, executable: KakapoProcess.builtProduct("kakapo-typed-client"),
-            environment: environment)
+            arguments, directory: CLITests.packageRoot, executable: KakapoProcess.builtProduct("kakapo-typed-client"))
         #expect(try await process.waitForExit() == 0, "\(process.standardError)")
         return process.standardOutput
     }
@@ -30,7 +29,7 @@ struct TypedClientExampleTests {
         }
         defer { Task { await api.stop() } }
         #expect(
-            try await Self.run(["live"], environment: ["DEMO_API": api.baseURL])
+            try await Self.run(["live", api.baseURL])
                 == "users: Live Ada, Live Grace\nuser 1: Live Ada\nuser 42: status 404\n")
         #expect(try await Self.run(["stubbed"]) == "users: Sample User\nuser 1: Sample User\nuser 42: found\n")
         #expect(

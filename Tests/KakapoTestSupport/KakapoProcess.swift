@@ -31,16 +31,10 @@ public final class KakapoProcess: Sendable {
     }
 
     /// Starts `kakapo` (or another built `executable`) with `arguments` in `directory`.
-    public init(
-        _ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary,
-        environment: [String: String] = [:]
-    ) throws {
+    public init(_ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let stdout = Pipe()
         let stderr = Pipe()
