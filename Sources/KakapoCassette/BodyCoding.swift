@@ -14,12 +14,7 @@ import KakapoJSON
 enum BodyCoding {
     static func encode(_ body: [UInt8], headers: HTTPHeaders) -> JSONValue? {
         if body.isEmpty { return nil }
-        var content = body
-        var encoding: ContentCoding?
-        if let coding = ContentCoding(header: headers["Content-Encoding"]), let decoded = coding.decode(body) {
-            content = decoded
-            encoding = coding
-        }
+        let (content, encoding) = ContentCoding.decoding(body, headers: headers)
         var object = form(of: content)
         if let encoding { object["encoding"] = .string(encoding.rawValue) }
         return .object(object)

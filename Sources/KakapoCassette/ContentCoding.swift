@@ -1,4 +1,5 @@
 import CZlib
+import KakapoHTTP
 
 /// The `Content-Encoding`s a cassette stores decoded and re-encodes on replay: gzip and deflate
 /// (zlib, with raw deflate accepted when decoding). Others (br, zstd) are stored as the wire bytes.
@@ -74,5 +75,16 @@ enum Zlib {
             return result
         }
         return (output, status)
+    }
+}
+
+extension ContentCoding {
+    /// `body` decoded in the coding `headers` name, with that coding; the body as it is and nil when they
+    /// name no coding Kakapo handles or the bytes do not decode.
+    public static func decoding(_ body: [UInt8], headers: HTTPHeaders) -> (content: [UInt8], coding: ContentCoding?) {
+        guard let coding = ContentCoding(header: headers["Content-Encoding"]), let decoded = coding.decode(body) else {
+            return (body, nil)
+        }
+        return (decoded, coding)
     }
 }

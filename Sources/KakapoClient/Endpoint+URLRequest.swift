@@ -16,7 +16,7 @@ extension Endpoint {
             components.percentEncodedPath.hasSuffix("/")
             ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map {
-            String($0).percentEncodedForPath()
+            String($0).percentEncodedForPathSegment()
         }
         let encodedPath = segments.joined(separator: "/")
         components.percentEncodedPath =
@@ -97,27 +97,5 @@ extension JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return encoder
-    }
-}
-
-extension String {
-    /// The string percent-encoded as one path segment: unreserved characters, sub-delimiters, `:` and
-    /// `@` stay; everything else (space, `/`, `?`, `#`, `%`, non-ASCII) is encoded.
-    func percentEncodedForPath() -> String {
-        var result = ""
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-                UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","),
-                UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                result += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return result
     }
 }

@@ -87,7 +87,7 @@ public struct URLEncoding: Sendable {
     public func query(_ parameters: Parameters) -> String {
         var pairs: [(String, String)] = []
         for key in parameters.keys.sorted() { append(key, parameters[key]!, to: &pairs) }
-        return pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+        return pairs.map { $0.0.percentEncodedForQuery() + "=" + $0.1.percentEncodedForQuery() }.joined(separator: "&")
     }
 
     /// Whether parameters of a request with `method` go into the query.
@@ -113,7 +113,6 @@ public struct URLEncoding: Sendable {
         }
     }
 
-    func escape(_ text: String) -> String { text.percentEncodedForQuery() }
 }
 
 /// One part of a `multipart/form-data` body.

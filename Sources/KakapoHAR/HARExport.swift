@@ -52,12 +52,7 @@ public enum HARExport {
             postData["mimeType"] = .string(request.headers["Content-Type"] ?? "application/octet-stream")
             requestObject["postData"] = .object(postData)
         }
-        var decoded = response.body
-        if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
-            let plain = coding.decode(response.body)
-        {
-            decoded = plain
-        }
+        let decoded = ContentCoding.decoding(response.body, headers: response.headers).content
         var contentObject = content(decoded)
         contentObject["size"] = .number(JSONNumber(decoded.count))
         contentObject["compression"] = .number(JSONNumber(decoded.count - response.body.count))

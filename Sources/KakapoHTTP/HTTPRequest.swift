@@ -26,6 +26,14 @@ public struct HTTPRequest: Hashable, Sendable {
         return String(target[target.utf8.index(after: mark)...])
     }
 
+    /// The query parameters in order, names and values percent-decoded (`+` is a space).
+    public var decodedQueryItems: [QueryItem] {
+        queryItems.map {
+            QueryItem(
+                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
+        }
+    }
+
     /// The query parameters in order, split on `&` and `=`, still percent-encoded.
     public var queryItems: [QueryItem] { QueryItem.parse(query) }
 }

@@ -34,19 +34,35 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 extension String {
     /// The string percent-encoded for a query name or value: everything but unreserved characters
     /// (RFC 3986 section 2.3) is encoded.
-    public func percentEncodedForQuery() -> String {
+    public func percentEncodedForQuery() -> String { percentEncoded(keeping: isUnreserved) }
+
+    /// The string percent-encoded as one path segment: unreserved characters, sub-delimiters, `:` and `@`
+    /// stay (RFC 3986 section 3.3); everything else (space, `/`, `?`, `#`, `%`, non-ASCII) is encoded.
+    public func percentEncodedForPathSegment() -> String {
+        percentEncoded { isUnreserved($0) || "!$&'()*+,;=:@".utf8.contains($0) }
+    }
+
+    private func percentEncoded(keeping keep: (UInt8) -> Bool) -> String {
         var result = ""
         for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
+            if keep(byte) {
                 result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
+            } else {
                 let hex = String(byte, radix: 16, uppercase: true)
                 result += "%" + (hex.count == 1 ? "0" + hex : hex)
             }
         }
         return result
+    }
+}
+
+private func isUnreserved(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
     }
 }

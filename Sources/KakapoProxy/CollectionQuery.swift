@@ -24,10 +24,7 @@ struct CollectionQuery {
 
     /// Reads the query of `request`; throws a 400 for a malformed `_page`, `_limit` or `_like`.
     init(_ request: HTTPRequest) throws(HTTPError) {
-        items = request.queryItems.map {
-            QueryItem(
-                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
-        }
+        items = request.decodedQueryItems
         var equals: [(String, [String])] = []
         var sortFields: [String] = []
         var orders: [String] = []

@@ -1,5 +1,4 @@
 import KakapoHTTP
-import KakapoRouter
 import NIOCore
 import NIOHTTP1
 
@@ -92,11 +91,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     tracker.end()
                 }
                 let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
-                let url = pipeline.configuration.redactor.redact(target: request.target)
-                pipeline.journal.append(
-                    .init(
-                        method: request.method.rawValue, url: url, status: answer.response.status,
-                        source: answer.source, milliseconds: elapsed), target: request.target)
+                let url = pipeline.journal(request, answer, milliseconds: elapsed)
                 if pipeline.logger.logLevel <= .debug {
                     pipeline.logger.debug(
                         "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"

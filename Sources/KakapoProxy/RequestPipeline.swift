@@ -110,14 +110,19 @@ public final class RequestPipeline: Sendable {
             handle(request, fromLoopback: true) { continuation.resume(returning: $0) }
         }
         if answer.delay > .zero { try? await Task.sleep(for: answer.delay) }
-        let elapsed = ContinuousClock.now - started
+        journal(request, answer, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
+        return answer
+    }
+
+    /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
+    @discardableResult
+    func journal(_ request: HTTPRequest, _ answer: ProxyAnswer, milliseconds: Double) -> String {
+        let url = configuration.redactor.redact(target: request.target)
         journal.append(
             .init(
-                method: request.method.rawValue, url: configuration.redactor.redact(target: request.target),
-                status: answer.response.status, source: answer.source,
-                milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15),
-            target: request.target)
-        return answer
+                method: request.method.rawValue, url: url, status: answer.response.status, source: answer.source,
+                milliseconds: milliseconds), target: request.target)
+        return url
     }
 
     /// Runs a handler in a task of its own, so the event loop never waits for it.
@@ -148,8 +153,7 @@ public final class RequestPipeline: Sendable {
                     session.record(
                         Interaction(
                             request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                            durationMilliseconds: Double(elapsed.components.seconds) * 1000
-                                + Double(elapsed.components.attoseconds) / 1e15),
+                            durationMilliseconds: elapsed / .milliseconds(1)),
                         replacing: replacing)
                 }
                 completion(ProxyAnswer(response: response, source: .upstream))
@@ -194,12 +198,7 @@ public final class RequestPipeline: Sendable {
                 $0.request.method == method && $0.request.target == target
             })
         else { throw failure("the cassette \(session.path) has no recording of \(method) \(target)") }
-        var body = interaction.response.body
-        if let coding = ContentCoding(header: interaction.response.headers["Content-Encoding"]),
-            let decoded = coding.decode(body)
-        {
-            body = decoded
-        }
+        let body = ContentCoding.decoding(interaction.response.body, headers: interaction.response.headers).content
         let value: JSONValue
         do {
             value = try JSONParser.parse(body)

@@ -24,12 +24,7 @@ public struct Request: Sendable {
     public var text: String { String(decoding: http.body, as: UTF8.self) }
 
     /// The query items in order, percent-decoded (`+` is a space).
-    public var queryItems: [QueryItem] {
-        http.queryItems.map {
-            QueryItem(
-                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
-        }
-    }
+    public var queryItems: [QueryItem] { http.decodedQueryItems }
 
     /// The first value of the query parameter `name`.
     public func query(_ name: String) -> String? {

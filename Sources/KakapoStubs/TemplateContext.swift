@@ -20,10 +20,7 @@ final class TemplateContext {
     /// The query items, percent-decoded (`+` is a space).
     var query: [QueryItem] {
         if let parsedQuery { return parsedQuery }
-        let decoded = request.queryItems.map {
-            QueryItem(
-                name: $0.name.removingPercentEncodingLeniently(), value: $0.value?.removingPercentEncodingLeniently())
-        }
+        let decoded = request.decodedQueryItems
         parsedQuery = decoded
         return decoded
     }

@@ -134,10 +134,9 @@ class KakapoURLProtocol: URLProtocol {
         var response = answer.response
         var headers: [String: String] = [:]
         // A client over a socket gets these undone by URLSession; in process they are undone here.
-        if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
-            let decoded = coding.decode(response.body)
-        {
-            response.body = decoded
+        let (content, coding) = ContentCoding.decoding(response.body, headers: response.headers)
+        if coding != nil {
+            response.body = content
             response.headers.remove(name: "Content-Encoding")
             response.headers.remove(name: "Content-Length")
         }

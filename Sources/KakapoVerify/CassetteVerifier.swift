@@ -56,7 +56,7 @@ public struct CassetteVerifier: Sendable {
                 if !differences.isEmpty {
                     live[position] = (
                         answer,
-                        Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+                        elapsed / .milliseconds(1)
                     )
                 }
             } catch {

@@ -121,9 +121,6 @@ public struct ResponseComparison: Sendable {
     }
 
     static func plainBody(_ response: HTTPResponse) -> [UInt8] {
-        guard let coding = ContentCoding(header: response.headers["Content-Encoding"]),
-            let decoded = coding.decode(response.body)
-        else { return response.body }
-        return decoded
+        ContentCoding.decoding(response.body, headers: response.headers).content
     }
 }
