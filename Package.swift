@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "KakapoTesting", targets: ["KakapoTesting"]),
         .library(name: "KakapoClient", targets: ["KakapoClient"]),
         .library(name: "KakapoJSONCompatibility", targets: ["KakapoJSONCompatibility"]),
+        .library(name: "KakapoOpenAPI", targets: ["KakapoOpenAPI"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
         .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
@@ -17,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // OpenAPIKit's default trait (ExternalLoading) loads remote $refs; cassette checks read one local file.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
     ],
     targets: [
         .target(name: "KakapoHTTP"),
@@ -38,6 +41,16 @@ let package = Package(
         ),
         .target(
             name: "KakapoVerify", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream"]),
+        .target(
+            name: "KakapoOpenAPI",
+            dependencies: [
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         .target(
@@ -75,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "kakapo",
             dependencies: [
-                "Kakapo",
+                "Kakapo", "KakapoOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,6 +125,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "KakapoHARTests", dependencies: ["Kakapo", "KakapoTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoOpenAPITests", dependencies: ["KakapoOpenAPI", "KakapoTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(

@@ -7,7 +7,7 @@ struct CassetteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cassette",
         abstract: "Check, list and clean cassette files.",
-        subcommands: [Lint.self, Show.self, Redact.self, ImportHAR.self, ExportHAR.self]
+        subcommands: [Lint.self, Show.self, Redact.self, Check.self, ImportHAR.self, ExportHAR.self]
     )
 
     /// `kakapo cassette lint FILE...`
