@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "KakapoClient", targets: ["KakapoClient"]),
         .library(name: "KakapoJSONCompatibility", targets: ["KakapoJSONCompatibility"]),
         .library(name: "KakapoOpenAPI", targets: ["KakapoOpenAPI"]),
+        .library(name: "KakapoPostgres", targets: ["KakapoPostgres"]),
         .executable(name: "kakapo", targets: ["kakapo"]),
         .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // OpenAPIKit's default trait (ExternalLoading) loads remote $refs; cassette checks read one local file.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(name: "KakapoHTTP"),
@@ -49,6 +51,14 @@ let package = Package(
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
+            name: "KakapoPostgres",
+            dependencies: [
+                "KakapoJSON", "KakapoStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
@@ -88,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "kakapo",
             dependencies: [
-                "Kakapo", "KakapoOpenAPI",
+                "Kakapo", "KakapoOpenAPI", "KakapoPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -127,6 +137,12 @@ let package = Package(
             name: "KakapoHARTests", dependencies: ["Kakapo", "KakapoTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "KakapoOpenAPITests", dependencies: ["KakapoOpenAPI", "KakapoTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoPostgresTests",
+            dependencies: [
+                "Kakapo", "KakapoPostgres", "KakapoTestSupport", "kakapo",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .testTarget(

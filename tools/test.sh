@@ -17,9 +17,19 @@ if swift format --version >/dev/null 2>&1; then
     tools/format.sh --lint
 fi
 
+# A throwaway PostgreSQL server for the shared-Store tests (installed with apt-get when missing).
+pgdir=$(mktemp -d)
+trap 'tools/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "$log"' EXIT
+KAKAPO_TEST_POSTGRES_URL=$(tools/postgres.sh start "$pgdir")
+export KAKAPO_TEST_POSTGRES_URL KAKAPO_TEST_POSTGRES_DIR="$pgdir"
+
 swift test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+if ! grep -q 'Suite "Shared Store (PostgreSQL)" passed' "$log"; then
+    echo "tools/test.sh: the PostgreSQL tests did not run" >&2
+    exit 1
+fi
 # Swift Testing's count plus XCTest's (its last "Executed" line is the total), as the last line.
 count=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*passed.*/\1/p' "$log" | tail -n 1)
 xctests=$(sed -nE 's/.*Executed ([0-9]+) tests?, with 0 failures.*/\1/p' "$log" | tail -n 1)

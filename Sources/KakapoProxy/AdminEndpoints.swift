@@ -71,7 +71,8 @@ enum AdminEndpoints {
         return .json(.object(result), status: 200)
     }
 
-    static func answer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
+    /// The refusal for a request that may not use the admin endpoints; nil when it may.
+    private static func refusal(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
         if let token = pipeline.configuration.adminToken {
             guard request.headers["Authorization"] == "Bearer " + token else {
                 return ProxyAnswer(
@@ -83,6 +84,41 @@ enum AdminEndpoints {
             return ProxyAnswer(
                 response: .json(["error": "the admin endpoints answer only on loopback"], status: 403), source: .admin)
         }
+        return nil
+    }
+
+    /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,
+    /// so they are answered later. Nil for every other request.
+    static func sharedStoreAnswer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline)
+        -> (@Sendable () async -> ProxyAnswer)?
+    {
+        guard let shared = pipeline.resources.shared, request.path == "/__kakapo/store",
+            request.method == .get || request.method == .delete,
+            refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) == nil
+        else { return nil }
+        let resources = pipeline.resources
+        let method = request.method
+        return {
+            do {
+                if method == .delete {
+                    let stores = resources.attached
+                    for store in stores { store.reset() }
+                    try await resources.resetShared(shared)
+                    return answer(.json(["reset": .number(JSONNumber(stores.count + 1))], status: 200))
+                }
+                let snapshot = try await SharedStoreCall.run(timeout: resources.sharedTimeout) {
+                    try await shared.snapshot()
+                }
+                return answer(
+                    .json(["stores": .array(resources.attached.map { $0.snapshot() } + [snapshot])], status: 200))
+            } catch {
+                return answer(SharedStoreCall.unavailable(error))
+            }
+        }
+    }
+
+    static func answer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
+        if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
         switch (request.method, request.path) {
         case (.get, "/__kakapo/health"):
             var body: JSONObject = ["status": "ok", "mode": .string(pipeline.configuration.mode.rawValue)]

@@ -1,4 +1,5 @@
 import KakapoCassette
+import KakapoStore
 import KakapoUpstream
 
 /// Everything a proxy run needs to know; the CLI builds one from its flags.
@@ -36,6 +37,11 @@ public struct ProxyConfiguration: Sendable {
     /// Recordings older than this many seconds are stale: replayed with a warning (and a failure in
     /// strict mode), re-recorded in the modes that record. Nil: recordings never expire.
     public var maximumAge: Double?
+    /// Where Store resources keep their entities when several instances share them (PostgreSQL through
+    /// `KakapoPostgres`); nil keeps them in this process's memory.
+    public var sharedStore: (any SharedDocumentStore)?
+    /// How long a shared-store operation may take before the request is answered 503, in seconds.
+    public var sharedStoreTimeout: Double = 5
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,

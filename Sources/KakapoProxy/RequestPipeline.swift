@@ -22,7 +22,7 @@ public final class RequestPipeline: Sendable {
     /// Declarative routes from routes files and the admin API, right after the Swift routes.
     public let stubs = StubRegistry()
     /// REST resources backed by the Store, after routes.
-    public let resources = StoreResources()
+    public let resources: StoreResources
     /// Positions of loaded recordings older than `configuration.maximumAge`, worked out once at start.
     let stalePositions: Set<Int>
     /// Stale recordings replayed so far (positions), for the summary.
@@ -39,6 +39,8 @@ public final class RequestPipeline: Sendable {
     ) {
         self.logger = logger
         self.configuration = configuration
+        self.resources = StoreResources(
+            shared: configuration.sharedStore, sharedTimeout: configuration.sharedStoreTimeout)
         self.session = session
         var stale: Set<Int> = []
         if let maximumAge = configuration.maximumAge, let session {
@@ -59,6 +61,10 @@ public final class RequestPipeline: Sendable {
     ) {
         // The target starts with the path (or is absolute-form, which is never an admin request).
         if request.target.hasPrefix(AdminEndpoints.prefix) {
+            if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
+                Task { completion(await later()) }
+                return
+            }
             completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
             return
         }
@@ -74,9 +80,15 @@ public final class RequestPipeline: Sendable {
             answer(request, with: resource, source: .store, completion: completion)
             return
         }
-        if let response = resources.answerCollection(request) {
+        switch resources.answerCollection(request) {
+        case .now(let response)?:
             completion(ProxyAnswer(response: response, source: .store))
             return
+        case .later(let respond)?:
+            Task { completion(ProxyAnswer(response: await respond(), source: .store)) }
+            return
+        case nil:
+            break
         }
         let mode = configuration.mode
         if mode == .none || mode == .new, let session, let hit = session.play(request) {

@@ -18,11 +18,20 @@ public final class StoreResources: Sendable {
     private let stores = Mutex<[Store]>([])
     /// Resources declared in routes files, replaced as a whole when the files change.
     private let collections = Mutex<[CollectionResource]>([])
+    /// Resources declared in Swift while a shared store is configured: served from the shared store.
+    private let typedCollections = Mutex<[CollectionResource]>([])
     private let collectionCount = Atomic<Int>(0)
     /// The Store that keeps the entities of resources declared in routes files.
     public let store = Store()
+    /// Where resources keep their entities when several instances share them; nil: this process's memory.
+    public let shared: (any SharedDocumentStore)?
+    /// How long a shared-store call may take before the request is answered 503, in seconds.
+    let sharedTimeout: Double
 
-    init() {}
+    init(shared: (any SharedDocumentStore)? = nil, sharedTimeout: Double = 5) {
+        self.shared = shared
+        self.sharedTimeout = sharedTimeout
+    }
 
     /// Makes `store` visible at `/__kakapo/store` (dump with GET, reset with DELETE). Stores given to
     /// `add(_:at:in:)` are attached automatically.
@@ -37,10 +46,29 @@ public final class StoreResources: Sendable {
 
     /// Serves entities of type `T` under `path`. Bodies are JSON; `id` comes from the path and the
     /// store, never from the body.
+    ///
+    /// With a shared store (`ProxyConfiguration.sharedStore`), the entities live there instead, as the
+    /// JSON `T` serializes to, in the collection named after the type; bodies are still decoded as `T`.
     public func add<T: Storable & Codable>(_ type: T.Type, at path: String, in store: Store) {
         attach(store)
-        let router = registry.router
         let base = "/" + path.split(separator: "/").joined(separator: "/")
+        if let shared {
+            let resource = CollectionResource(
+                definition: ResourceDefinition(path: base), storage: .shared(shared, name: String(describing: T.self)),
+                seed: []
+            ) { object, id throws(HTTPError) in
+                let entity = try StoreResources.decode(T.self, from: .object(object), id: id ?? "0")
+                guard case .object(var serialized)? = entity.serialized() else {
+                    throw HTTPError(status: 400, message: "a \(T.self) does not serialize to a JSON object")
+                }
+                if id == nil { serialized["id"] = nil }
+                return serialized
+            }
+            typedCollections.withLock { $0.append(resource) }
+            collectionCount.add(1, ordering: .releasing)
+            return
+        }
+        let router = registry.router
         router.get(base) { _ in store.findAll(T.self) }
         router.get(base + "/:id") { request in
             let id = try request.parameters.require("id")
@@ -77,7 +105,7 @@ public final class StoreResources: Sendable {
     /// already served with the same definition keeps its entities; new and changed ones start from their
     /// seed; resources no longer declared stop being served (their entities are dropped).
     public func replaceCollections(_ resources: [(ResourceDefinition, seed: [JSONObject])]) {
-        if !resources.isEmpty { attach(store) }
+        if !resources.isEmpty && shared == nil { attach(store) }
         collections.withLock { current in
             var next: [CollectionResource] = []
             for (definition, seed) in resources {
@@ -86,15 +114,23 @@ public final class StoreResources: Sendable {
                     next.append(existing)
                     continue
                 }
-                let collection = store.collection(name, idField: definition.idField)
-                collection.reset(to: seed)
-                next.append(CollectionResource(definition: definition, collection: collection, seed: seed))
+                if let shared {
+                    let gate = SeedGate { try await shared.seed(name, idField: definition.idField, with: seed) }
+                    gate.start()
+                    next.append(
+                        CollectionResource(
+                            definition: definition, storage: .shared(shared, name: name), seed: seed, gate: gate))
+                } else {
+                    let collection = store.collection(name, idField: definition.idField)
+                    collection.reset(to: seed)
+                    next.append(CollectionResource(definition: definition, storage: .memory(collection), seed: seed))
+                }
             }
             for old in current where !next.contains(where: { $0.definition.path == old.definition.path }) {
-                old.collection.reset(to: [])
+                if case .memory(let collection) = old.storage { collection.reset(to: []) }
             }
             current = next
-            collectionCount.store(next.count, ordering: .releasing)
+            collectionCount.store(next.count + typedCollections.withLock { $0.count }, ordering: .releasing)
         }
     }
 
@@ -103,20 +139,55 @@ public final class StoreResources: Sendable {
 
     /// Puts every routes-file resource back to its seed (after `DELETE /__kakapo/store`).
     func reseedCollections() {
-        for resource in collections.withLock({ $0 }) { resource.collection.reset(to: resource.seed) }
+        for resource in collections.withLock({ $0 }) {
+            if case .memory(let collection) = resource.storage { collection.reset(to: resource.seed) }
+        }
     }
 
-    /// The answer of a routes-file resource for `request`, or nil when none is at its path.
-    func answerCollection(_ request: HTTPRequest) -> HTTPResponse? {
+    /// Empties the shared store and restarts its ids, then puts the routes-file resources' seeds back.
+    func resetShared(_ shared: any SharedDocumentStore) async throws {
+        let seeds = collections.withLock { resources in
+            resources.map { (name: String($0.definition.path.dropFirst()), idField: $0.idField, documents: $0.seed) }
+        }
+        try await SharedStoreCall.run(timeout: sharedTimeout) { try await shared.reset(seeding: seeds) }
+    }
+
+    /// The answer of a resource served from a collection (routes files; Swift ones with a shared store)
+    /// for `request`: at once from memory, later from the shared store; nil when none is at its path.
+    func answerCollection(_ request: HTTPRequest) -> CollectionAnswer? {
         guard collectionCount.load(ordering: .acquiring) > 0 else { return nil }
         let (_, path) = RouterRegistry.hostAndPath(request)
-        for resource in collections.withLock({ $0 }) {
-            if let response = resource.answer(request, path: path) { return response }
+        for resource in collections.withLock({ $0 }) + typedCollections.withLock({ $0 }) {
+            guard let asked = resource.operation(request, path: path) else { continue }
+            let operation: CollectionOperation
+            switch asked {
+            case .failure(let error): return .now(.json(["error": .string(error.message)], status: error.status))
+            case .success(let found): operation = found
+            }
+            switch resource.storage {
+            case .memory(let collection):
+                return .now(resource.respond(to: request, operation, resource.perform(operation, in: collection)))
+            case .shared(let shared, let name):
+                let timeout = sharedTimeout
+                return .later {
+                    do {
+                        let outcome = try await SharedStoreCall.run(timeout: timeout) {
+                            try await resource.gate?.wait()
+                            return try await resource.perform(operation, in: shared, name: name)
+                        }
+                        return resource.respond(to: request, operation, outcome)
+                    } catch let error as HTTPError {
+                        return .json(["error": .string(error.message)], status: error.status)
+                    } catch {
+                        return SharedStoreCall.unavailable(error)
+                    }
+                }
+            }
         }
         return nil
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from body: JSONValue, id: String) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from body: JSONValue, id: String) throws(HTTPError) -> T {
         guard case .object(var object) = body else {
             throw HTTPError(status: 400, message: "the body must be a JSON object, not \(body.kindDescription)")
         }
@@ -127,4 +198,10 @@ public final class StoreResources: Sendable {
             throw HTTPError(status: 400, message: "the body is not a valid \(T.self): \(error)")
         }
     }
+}
+
+/// A collection resource's answer: ready now (memory), or after the shared store has answered.
+enum CollectionAnswer: Sendable {
+    case now(HTTPResponse)
+    case later(@Sendable () async -> HTTPResponse)
 }

@@ -33,6 +33,15 @@ public struct ResourceDefinition: Equatable, Sendable {
         a.path == b.path && a.idField == b.idField && a.seed == b.seed
     }
 
+    /// A resource without a seed, for resources declared in Swift (`resources.add`).
+    public init(path: String, idField: String = "id") {
+        self.path = path
+        self.idField = idField
+        self.seed = .none
+        self.definition = ["path": .string(path), "idField": .string(idField)]
+        self.seedPath = []
+    }
+
     init(_ node: DefinitionNode, context: DefinitionContext) throws(RoutesError) {
         let object = try node.object(allowed: ResourceDefinition.keys)
         definition = node.value

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Kakapo
+import KakapoPostgres
 
 /// Options every command shares: where to listen and how requests are matched and written.
 struct CommonOptions: ParsableArguments {
@@ -57,6 +58,12 @@ struct CommonOptions: ParsableArguments {
             valueName: "age"))
     var maxAge: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Keep the entities of Store resources in PostgreSQL, shared with every Kakapo pointed at the same database (also KAKAPO_STORE_URL).",
+            valueName: "postgres://user@host:port/db"))
+    var store: String?
+
     @OptionGroup var redaction: RedactionOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
@@ -77,6 +84,13 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("--admin-token must be at least 8 characters")
         }
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
+        if let store {
+            do {
+                _ = try PostgresURL(store)
+            } catch {
+                throw ValidationError("--store: \(error)")
+            }
+        }
         if let maxAge, CommonOptions.seconds(maxAge) == nil {
             throw ValidationError("--max-age takes an age such as 30d, 12h, 90m or 45s, not \"\(maxAge)\"")
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kakapo
+import KakapoPostgres
 import Logging
 
 /// Runs a proxy the way the CLI contract says: one `kakapo listening on` line on standard output when
@@ -12,6 +13,8 @@ struct ProxyRunner {
     let verbose: Bool
     /// Routes files, loaded before the server starts and reloaded when they change.
     var routes: [String] = []
+    /// `--store`: the PostgreSQL database that keeps Store resources' entities (else KAKAPO_STORE_URL).
+    var store: String?
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -20,6 +23,10 @@ struct ProxyRunner {
             return handler
         }
         let logger = Logger(label: "kakapo")
+        var configuration = configuration
+        let shared = try await connectStore(logger: logger)
+        configuration.sharedStore = shared
+        defer { shared?.shutdown() }
         let server: ProxyServer
         do {
             server = try ProxyServer(configuration: configuration, logger: logger)
@@ -90,6 +97,21 @@ struct ProxyRunner {
 
     private var displayHost: String {
         configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+    }
+
+    /// The shared store named by `--store` or `KAKAPO_STORE_URL`, connected and checked; nil without one.
+    private func connectStore(logger: Logger) async throws -> PostgresDocumentStore? {
+        let fromEnvironment = ProcessInfo.processInfo.environment["KAKAPO_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let text = store ?? fromEnvironment else { return nil }
+        let source = store != nil ? "--store" : "KAKAPO_STORE_URL"
+        do {
+            let shared = try await PostgresDocumentStore.connect(try PostgresURL(text), logger: logger)
+            logger.info("Store resources keep their entities in \(shared.location)")
+            return shared
+        } catch {
+            standardError("error: \(source): \(error)")
+            throw ExitCode(ExitStatus.invalidInput)
+        }
     }
 
     private func isLoopback(_ host: String) -> Bool {

@@ -38,7 +38,8 @@ struct Record: AsyncParsableCommand {
             mode: mode.proxyMode, cassette: cassette,
             upstream: try upstreamOptions.configuration(for: upstream))
         try await ProxyRunner(
-            configuration: configuration, strict: false, verbose: common.verbose, routes: common.routes
+            configuration: configuration, strict: false, verbose: common.verbose, routes: common.routes,
+            store: common.store
         ).run()
     }
 }

@@ -17,7 +17,8 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         let configuration = common.configuration(mode: .none, cassette: cassette, upstream: nil)
         try await ProxyRunner(
-            configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes
+            configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
+            store: common.store
         ).run()
     }
 }

@@ -47,7 +47,8 @@ struct Serve: AsyncParsableCommand {
             mode: effectiveMode, cassette: cassette,
             upstream: try upstream.map { try upstreamOptions.configuration(for: $0) })
         try await ProxyRunner(
-            configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes
+            configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
+            store: common.store
         ).run()
     }
 }
