@@ -277,7 +277,7 @@ public final class PostgresDocumentStore: SharedDocumentStore {
     )
         async throws -> JSONObject
     {
-        if let id = Self.id(of: document, idField: idField) {
+        if let id = StoreCollection.id(of: document, idField: idField) {
             let text = String(decoding: JSONWriter().write(.object(document)), as: UTF8.self)
             try await connection.query(
                 """
@@ -322,14 +322,6 @@ public final class PostgresDocumentStore: SharedDocumentStore {
             INSERT INTO kakapo_seeds (collection, seed) VALUES (\(collection), \(seed))
             ON CONFLICT (collection) DO UPDATE SET seed = EXCLUDED.seed
             """, logger: logger)
-    }
-
-    static func id(of document: JSONObject, idField: String) -> String? {
-        switch document[idField] {
-        case .string(let text)?: return text
-        case .number(let number)?: return number.literal
-        default: return nil
-        }
     }
 
     /// What identifies a seed: its id member and documents, as JSON text.

@@ -73,7 +73,7 @@ struct CollectionResource: Sendable {
             case (.list, .documents(let documents)):
                 return try CollectionQuery(request).respond(documents.map { .object($0) }, request: request)
             case (.insert, .document(let created?)):
-                let id = storage.id(of: created, idField: idField) ?? ""
+                let id = StoreCollection.id(of: created, idField: idField) ?? ""
                 var response = HTTPResponse.entity(created, status: 201)
                 response.headers.add(name: "Location", value: definition.path + "/" + id.percentEncodedForQuery())
                 return response
@@ -168,14 +168,6 @@ enum CollectionOutcome: Sendable {
 enum CollectionStorage: Sendable {
     case memory(StoreCollection)
     case shared(any SharedDocumentStore, name: String)
-
-    func id(of document: JSONObject, idField: String) -> String? {
-        switch document[idField] {
-        case .string(let text)?: return text
-        case .number(let number)?: return number.literal
-        default: return nil
-        }
-    }
 }
 
 extension HTTPResponse {

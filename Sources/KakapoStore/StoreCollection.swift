@@ -17,6 +17,12 @@ public struct StoreCollection: Sendable {
 
     /// The id of `document` as a string, or nil when it has none that can name a document.
     public func id(of document: JSONObject) -> String? {
+        StoreCollection.id(of: document, idField: idField)
+    }
+
+    /// The string form of `document[idField]` (a string, or a number as written), or nil when it has none
+    /// that can name a document. Every store, in memory or shared, names documents this way.
+    public static func id(of document: JSONObject, idField: String) -> String? {
         switch document[idField] {
         case .string(let text)?: return text
         case .number(let number)?: return number.literal

@@ -30,6 +30,15 @@ struct SharedStoreTests {
 
     static func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// Stops replicas the way an operator does (SIGTERM) and waits for them.
+    static func stop(_ replicas: [(KakapoProcess, TestClient)]) async throws {
+        for (process, client) in replicas {
+            client.shutdown()
+            process.send(SIGTERM)
+            _ = try await process.waitForExit()
+        }
+    }
+
     @Test("two processes share entities: what one writes, the other reads; a restart keeps them")
     func sharing() async throws {
         let database = try await TestDatabase.fresh()
@@ -49,16 +58,10 @@ struct SharedStoreTests {
         #expect(try await b.send(.get, "/todos/0").status == 404)
 
         // A replica started later, or a restarted one, keeps what was written (the seed is not put back).
-        a.shutdown()
-        first.send(SIGTERM)
-        _ = try await first.waitForExit()
+        try await Self.stop([(first, a)])
         let (third, c) = try await Self.replica(database, routes: routes)
         #expect(try await c.send(.get, "/todos/1").text == #"{"id":1,"title":"seeded","done":true}"#)
-        for (process, client) in [(second, b), (third, c)] {
-            client.shutdown()
-            process.send(SIGTERM)
-            _ = try await process.waitForExit()
-        }
+        try await Self.stop([(second, b), (third, c)])
     }
 
     @Test("concurrent creates through both processes get distinct ids; concurrent PATCHes lose no field")
@@ -94,11 +97,7 @@ struct SharedStoreTests {
         let merged = try JSONParser.parse(try await a.send(.get, "/todos/1").body)
         #expect(merged.objectValue?.count == 3 + 40)
         for index in 0..<40 { #expect(merged["field\(index)"]?.numberValue?.intValue == index) }
-        for (process, client) in [(first, a), (second, b)] {
-            client.shutdown()
-            process.send(SIGTERM)
-            _ = try await process.waitForExit()
-        }
+        try await Self.stop([(first, a), (second, b)])
     }
 
     @Test("DELETE /__kakapo/store resets every process's view: seeds back, ids from 0 again")
@@ -120,11 +119,7 @@ struct SharedStoreTests {
         #expect(try await a.send(.get, "/todos").text == #"[{"id":1,"title":"seeded","done":false}]"#)
         let again = try await a.send(.post, "/todos", body: Self.json(#"{"title":"after"}"#))
         #expect(again.text == #"{"title":"after","id":"0"}"#)
-        for (process, client) in [(first, a), (second, b)] {
-            client.shutdown()
-            process.send(SIGTERM)
-            _ = try await process.waitForExit()
-        }
+        try await Self.stop([(first, a), (second, b)])
     }
 
     @Test("a database stopped mid-run answers 503 with a JSON reason, and the store works again once it is back")
@@ -157,9 +152,7 @@ struct SharedStoreTests {
         #expect(status == 200)
         let created = try await client.send(.post, "/todos", body: Self.json(#"{"title":"after the outage"}"#))
         #expect(created.status == 201)
-        client.shutdown()
-        process.send(SIGTERM)
-        _ = try await process.waitForExit()
+        try await Self.stop([(process, client)])
     }
 
     @Test("bad URLs and credentials are clear errors at start")
