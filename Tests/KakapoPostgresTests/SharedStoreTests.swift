@@ -30,6 +30,17 @@ struct SharedStoreTests {
 
     static func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// A fresh database, the routes file, and two replicas sharing them.
+    static func twoReplicas() async throws -> (
+        database: String, routes: String, (KakapoProcess, TestClient), (KakapoProcess, TestClient)
+    ) {
+        let database = try await TestDatabase.fresh()
+        let routes = try routesFile()
+        return (
+            database, routes, try await replica(database, routes: routes), try await replica(database, routes: routes)
+        )
+    }
+
     /// Stops replicas the way an operator does (SIGTERM) and waits for them.
     static func stop(_ replicas: [(KakapoProcess, TestClient)]) async throws {
         for (process, client) in replicas {
@@ -41,10 +52,7 @@ struct SharedStoreTests {
 
     @Test("two processes share entities: what one writes, the other reads; a restart keeps them")
     func sharing() async throws {
-        let database = try await TestDatabase.fresh()
-        let routes = try Self.routesFile()
-        let (first, a) = try await Self.replica(database, routes: routes)
-        let (second, b) = try await Self.replica(database, routes: routes)
+        let (database, routes, (first, a), (second, b)) = try await Self.twoReplicas()
         #expect(try await b.send(.get, "/todos").text == #"[{"id":1,"title":"seeded","done":false}]"#)
         let created = try await a.send(.post, "/todos", body: Self.json(#"{"title":"from a"}"#))
         #expect(created.status == 201, "\(created.text)")
@@ -66,10 +74,7 @@ struct SharedStoreTests {
 
     @Test("concurrent creates through both processes get distinct ids; concurrent PATCHes lose no field")
     func concurrency() async throws {
-        let database = try await TestDatabase.fresh()
-        let routes = try Self.routesFile()
-        let (first, a) = try await Self.replica(database, routes: routes)
-        let (second, b) = try await Self.replica(database, routes: routes)
+        let (_, _, (first, a), (second, b)) = try await Self.twoReplicas()
         let ids = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<60 {
                 let client = index.isMultiple(of: 2) ? a : b
@@ -102,10 +107,7 @@ struct SharedStoreTests {
 
     @Test("DELETE /__kakapo/store resets every process's view: seeds back, ids from 0 again")
     func reset() async throws {
-        let database = try await TestDatabase.fresh()
-        let routes = try Self.routesFile()
-        let (first, a) = try await Self.replica(database, routes: routes)
-        let (second, b) = try await Self.replica(database, routes: routes)
+        let (_, _, (first, a), (second, b)) = try await Self.twoReplicas()
         for _ in 0..<3 { _ = try await a.send(.post, "/todos", body: Self.json(#"{"title":"x"}"#)) }
         let snapshot = try JSONParser.parse(try await b.send(.get, "/__kakapo/store").body)
         let shared = snapshot["stores"]?.arrayValue?.last
