@@ -174,6 +174,15 @@ struct SharedStoreTests {
         #expect(refused.error.contains("password authentication failed"), "\(refused.error)")
         #expect(!refused.error.contains("not-the-password"), "the password reached the message")
 
+        // KAKAPO_STORE_URL, given through env(1) (this test process's own environment is shared).
+        let fromEnvironment = try KakapoProcess(
+            ["KAKAPO_STORE_URL=\(wrong)", KakapoProcess.binary, "serve", "--routes", routes, "--port", "0"],
+            executable: "/usr/bin/env")
+        #expect(try await fromEnvironment.waitForExit() == 3)
+        #expect(
+            fromEnvironment.standardError.contains("error: KAKAPO_STORE_URL: cannot connect to postgres://kakapo@"),
+            "\(fromEnvironment.standardError)")
+
         let closedPort = try await KakapoProcess.run([
             "serve", "--routes", routes, "--store", "postgres://kakapo@127.0.0.1:1/postgres", "--port", "0",
         ])
