@@ -86,6 +86,7 @@ public struct CassetteSpecChecker: Sendable {
             parameters["\(parameter.location.rawValue) \(parameter.name)"] = parameter
         }
         let query = request.decodedQueryItems
+        let validator = SchemaValidator(components: components, direction: .request)
         var problems: [String] = []
         for parameter in parameters.values.sorted(by: {
             ($0.location.rawValue, $0.name) < ($1.location.rawValue, $1.name)
@@ -117,7 +118,6 @@ public struct CassetteSpecChecker: Sendable {
             } else {
                 value = Self.coerce(values[0], to: resolved)
             }
-            let validator = SchemaValidator(components: components, direction: .request)
             for violation in validator.validate(value, against: schema) {
                 problems.append("\(described)\(Self.located(violation.pointer)): \(violation.message)")
             }

@@ -38,6 +38,8 @@ public struct OpenAPISpec: Sendable {
 
     /// Reads a spec from bytes; `file` names it in errors.
     public static func decode(_ data: Data, yaml: Bool, file: String) throws(OpenAPISpecError) -> OpenAPISpec {
+        // Kakapo's parsers first, for what the decoders below do not give: the line and column of a syntax
+        // error, and (JSON) duplicate keys refused.
         if !yaml {
             do {
                 _ = try JSONParser.parse(Array(data))

@@ -80,10 +80,13 @@ struct PathTemplate: Sendable {
     /// without variables beats one with them.
     func isMoreSpecific(than other: PathTemplate) -> Bool {
         for (mine, theirs) in zip(segments, other.segments) {
-            let mineLiteral = !mine.contains { if case .variable = $0 { true } else { false } }
-            let theirsLiteral = !theirs.contains { if case .variable = $0 { true } else { false } }
-            if mineLiteral != theirsLiteral { return mineLiteral }
+            let mineLiteral = Self.isLiteral(mine)
+            if mineLiteral != Self.isLiteral(theirs) { return mineLiteral }
         }
         return false
+    }
+
+    private static func isLiteral(_ pieces: [Piece]) -> Bool {
+        !pieces.contains { if case .variable = $0 { true } else { false } }
     }
 }

@@ -101,10 +101,9 @@ enum AdminEndpoints {
         return {
             do {
                 if method == .delete {
-                    let stores = resources.attached
-                    for store in stores { store.reset() }
+                    let reset = resources.resetInMemory()
                     try await resources.resetShared(shared)
-                    return answer(.json(["reset": .number(JSONNumber(stores.count + 1))], status: 200))
+                    return answer(.json(["reset": .number(JSONNumber(reset + 1))], status: 200))
                 }
                 let snapshot = try await SharedStoreCall.run(timeout: resources.sharedTimeout) {
                     try await shared.snapshot()
@@ -133,11 +132,8 @@ enum AdminEndpoints {
             let stores = pipeline.resources.attached.map { $0.snapshot() }
             return ProxyAnswer(response: .json(["stores": .array(stores)], status: 200), source: .admin)
         case (.delete, "/__kakapo/store"):
-            let stores = pipeline.resources.attached
-            for store in stores { store.reset() }
-            pipeline.resources.reseedCollections()
-            return ProxyAnswer(
-                response: .json(["reset": .number(JSONNumber(stores.count))], status: 200), source: .admin)
+            let reset = pipeline.resources.resetInMemory()
+            return answer(.json(["reset": .number(JSONNumber(reset))], status: 200))
         case (.get, "/__kakapo/routes"):
             return answer(.json(AdminEndpoints.routeList(pipeline), status: 200))
         case (.post, "/__kakapo/routes"):

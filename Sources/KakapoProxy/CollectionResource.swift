@@ -88,7 +88,7 @@ struct CollectionResource: Sendable {
                 throw HTTPError(status: 500, message: "the store answered \(outcome) to \(operation)")
             }
         } catch {
-            return .json(["error": .string(error.message)], status: error.status)
+            return .error(error)
         }
     }
 

@@ -264,4 +264,9 @@ extension HTTPResponse {
         bytes.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
     }
+
+    /// `{"error": message}` with the error's status.
+    static func error(_ error: any HTTPResponseError) -> HTTPResponse {
+        .json(["error": .string(error.message)], status: error.status)
+    }
 }

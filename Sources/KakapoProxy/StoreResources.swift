@@ -137,11 +137,15 @@ public final class StoreResources: Sendable {
     /// The definitions of the routes-file resources being served.
     var collectionDefinitions: [JSONValue] { collections.withLock { $0.map(\.definition.definition) } }
 
-    /// Puts every routes-file resource back to its seed (after `DELETE /__kakapo/store`).
-    func reseedCollections() {
+    /// `DELETE /__kakapo/store` in memory: empties every attached store and puts the routes-file resources
+    /// kept in memory back to their seed. Returns how many stores were reset.
+    func resetInMemory() -> Int {
+        let stores = attached
+        for store in stores { store.reset() }
         for resource in collections.withLock({ $0 }) {
             if case .memory(let collection) = resource.storage { collection.reset(to: resource.seed) }
         }
+        return stores.count
     }
 
     /// Empties the shared store and restarts its ids, then puts the routes-file resources' seeds back.
@@ -161,7 +165,7 @@ public final class StoreResources: Sendable {
             guard let asked = resource.operation(request, path: path) else { continue }
             let operation: CollectionOperation
             switch asked {
-            case .failure(let error): return .now(.json(["error": .string(error.message)], status: error.status))
+            case .failure(let error): return .now(.error(error))
             case .success(let found): operation = found
             }
             switch resource.storage {
@@ -177,7 +181,7 @@ public final class StoreResources: Sendable {
                         }
                         return resource.respond(to: request, operation, outcome)
                     } catch let error as HTTPError {
-                        return .json(["error": .string(error.message)], status: error.status)
+                        return .error(error)
                     } catch {
                         return SharedStoreCall.unavailable(error)
                     }

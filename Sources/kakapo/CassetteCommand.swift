@@ -91,22 +91,32 @@ struct CassetteCommand: ParsableCommand {
 
         func run() throws {
             var cassette = try loadOrExit(file)
-            var counts: [String: Int] = [:]
-            let redactor = redaction.redactor
-            cassette.interactions = cassette.interactions.map { interaction in
-                let (clean, redacted) = redactor.redact(interaction)
-                for name in redacted { counts[name, default: 0] += 1 }
-                return clean
-            }
-            do {
-                try CassetteFile.save(cassette, to: file)
-            } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
-            }
-            let summary = counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
-            print("\(file): \(counts.isEmpty ? "nothing to redact" : "redacted " + summary)")
+            let summary = redact(&cassette, with: redaction.redactor)
+            try saveOrExit(cassette, to: file)
+            print("\(file): \(summary.map { "redacted " + $0 } ?? "nothing to redact")")
         }
+    }
+}
+
+/// Applies `redactor` to every interaction; what it redacted as `Authorization ×2, token ×1`, nil for nothing.
+func redact(_ cassette: inout Cassette, with redactor: Redactor) -> String? {
+    var counts: [String: Int] = [:]
+    for index in cassette.interactions.indices {
+        let (redacted, names) = redactor.redact(cassette.interactions[index])
+        cassette.interactions[index] = redacted
+        for name in names { counts[name, default: 0] += 1 }
+    }
+    if counts.isEmpty { return nil }
+    return counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+}
+
+/// Saves a cassette atomically, or prints why not and exits 3.
+func saveOrExit(_ cassette: Cassette, to file: String) throws {
+    do {
+        try CassetteFile.save(cassette, to: file)
+    } catch {
+        standardError("error: \(error)")
+        throw ExitCode(ExitStatus.invalidInput)
     }
 }
 

@@ -33,23 +33,11 @@ extension CassetteCommand {
                 standardError("error: \(error)")
                 throw ExitCode(ExitStatus.invalidInput)
             }
-            var counts: [String: Int] = [:]
-            let redactor = redaction.redactor
-            for index in cassette.interactions.indices {
-                let (redacted, names) = redactor.redact(cassette.interactions[index])
-                cassette.interactions[index] = redacted
-                for name in names { counts[name, default: 0] += 1 }
-            }
-            do {
-                try CassetteFile.save(cassette, to: output)
-            } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
-            }
-            let summary = counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            let summary = redact(&cassette, with: redaction.redactor)
+            try saveOrExit(cassette, to: output)
             print(
                 "\(output): \(cassette.interactions.count) interactions from \(input)"
-                    + (counts.isEmpty ? "" : "; redacted " + summary))
+                    + (summary.map { "; redacted " + $0 } ?? ""))
         }
     }
 

@@ -93,12 +93,7 @@ struct Verify: AsyncParsableCommand {
                     recordedAt: UTCTimestamp.now(), durationMilliseconds: milliseconds)
                 recorded.interactions[position] = redactor.redact(fresh).interaction
             }
-            do {
-                try CassetteFile.save(recorded, to: cassette)
-            } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
-            }
+            try saveOrExit(recorded, to: cassette)
             standardError("kakapo: re-recorded \(live.count) interaction\(live.count == 1 ? "" : "s") in \(cassette)")
         }
         if count(.drift) > 0 || count(.failed) > 0 { throw ExitCode(1) }
