@@ -22,6 +22,10 @@ let package = Package(
         // OpenAPIKit's default trait (ExternalLoading) loads remote $refs; cassette checks read one local file.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(name: "KakapoHTTP"),
@@ -61,6 +65,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // TLS termination for the forward proxy and the TLS listener: BoringSSL through swift-nio-ssl and
+        // swift-crypto, so only this module and the CLI pay for it.
+        .target(
+            name: "KakapoTLS",
+            dependencies: [
+                "KakapoProxy",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         .target(
@@ -98,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "kakapo",
             dependencies: [
-                "Kakapo", "KakapoOpenAPI", "KakapoPostgres",
+                "Kakapo", "KakapoOpenAPI", "KakapoPostgres", "KakapoTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -145,6 +163,16 @@ let package = Package(
             ]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
+        .executableTarget(name: "kakapo-urlsession-probe", path: "Tests/URLSessionProbe"),
+        .testTarget(
+            name: "KakapoTLSTests",
+            dependencies: [
+                "Kakapo", "KakapoTLS", "KakapoTestSupport", "kakapo", "kakapo-urlsession-probe",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .testTarget(
             name: "KakapoCLITests",
             dependencies: ["kakapo", "kakapo-example", "kakapo-typed-client", "Kakapo", "KakapoTestSupport"]),

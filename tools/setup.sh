@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs what building Kakapo needs beyond the Swift toolchain: the development files of libcurl and
-# zlib, and pkg-config. Does nothing when they are already there.
+# zlib, and pkg-config; and the curl command, which the HTTPS tests use as their client. Does nothing
+# when they are already there.
 set -euo pipefail
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib; then
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib && command -v curl >/dev/null 2>&1; then
     exit 0
 fi
 if command -v apt-get >/dev/null 2>&1; then
     sudo=""
     if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-    echo "tools/setup.sh: installing libcurl4-openssl-dev, zlib1g-dev and pkg-config with apt-get" >&2
+    echo "tools/setup.sh: installing libcurl4-openssl-dev, zlib1g-dev, pkg-config and curl with apt-get" >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev zlib1g-dev pkg-config >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev zlib1g-dev pkg-config curl >/dev/null
 elif command -v brew >/dev/null 2>&1; then
     echo "tools/setup.sh: installing curl and pkg-config with Homebrew" >&2
     brew install curl zlib pkg-config

@@ -32,6 +32,14 @@ static inline CURLcode kakapo_curl_setopt_callback(CURL *handle, CURLoption opti
     return curl_easy_setopt(handle, option, value);
 }
 
+static inline CURLcode kakapo_curl_setopt_blob(CURL *handle, CURLoption option, void *data, size_t length) {
+    struct curl_blob blob;
+    blob.data = data;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(handle, option, &blob);
+}
+
 static inline CURLcode kakapo_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

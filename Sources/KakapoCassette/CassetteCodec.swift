@@ -45,7 +45,9 @@ public enum CassetteCodec {
     static func encode(_ interaction: Interaction) -> JSONValue {
         var request: JSONObject = [
             "method": .string(interaction.request.method.rawValue),
-            "url": .string(interaction.request.target),
+            // Absolute (`https://api.example.com/users`) when the origin is known: a forward proxy's cassette
+            // holds several hosts.
+            "url": .string(interaction.request.url),
             "headers": encode(interaction.request.headers),
         ]
         if let body = BodyCoding.encode(interaction.request.body, headers: interaction.request.headers) {
@@ -117,10 +119,18 @@ public enum CassetteCodec {
             throw CassetteDecodingError(
                 path: requestPath + [.key("method")], message: "\"method\" must be an HTTP method such as \"GET\"")
         }
-        let url = try string(try required(request, "url", at: requestPath), at: requestPath + [.key("url")])
-        guard url.hasPrefix("/") else {
+        var url = try string(try required(request, "url", at: requestPath), at: requestPath + [.key("url")])
+        var origin: String?
+        if url.hasPrefix("http://") || url.hasPrefix("https://") {
+            guard let split = RequestOrigin.split(absoluteURL: url) else {
+                throw CassetteDecodingError(
+                    path: requestPath + [.key("url")], message: "\"url\" is not a valid http:// or https:// URL")
+            }
+            (origin, url) = (split.origin, split.target)
+        } else if !url.hasPrefix("/") {
             throw CassetteDecodingError(
-                path: requestPath + [.key("url")], message: "\"url\" must start with '/' (path and query as sent)")
+                path: requestPath + [.key("url")],
+                message: "\"url\" must start with '/' (path and query as sent) or be an http(s):// URL")
         }
         let requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
         let requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
@@ -144,7 +154,8 @@ public enum CassetteCodec {
             duration = number.doubleValue
         }
         return Interaction(
-            request: HTTPRequest(method: HTTPMethod(method), target: url, headers: requestHeaders, body: requestBody),
+            request: HTTPRequest(
+                method: HTTPMethod(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
             response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: recordedAt,
             durationMilliseconds: duration)

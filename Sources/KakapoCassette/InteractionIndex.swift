@@ -21,11 +21,14 @@ public struct InteractionIndex: Sendable {
         let redacted: RedactedPlaces
         /// The recorded body without its redacted places.
         let body: ComparableBody
+        /// The origin the recordings were sent to; nil for recordings made with one `--upstream`.
+        let origin: String?
         var positions: [Int]
 
-        init(position: Int, body: ComparableBody) {
+        init(position: Int, body: ComparableBody, origin: String?) {
             self.redacted = body.redactedPlaces
             self.body = body.removing(redacted)
+            self.origin = origin
             self.positions = [position]
         }
 
@@ -71,10 +74,10 @@ public struct InteractionIndex: Sendable {
         }
         let body = comparableBody(interaction.request)
         let bucketKey = key(interaction.request)
-        let candidate = Group(position: position, body: body)
+        let candidate = Group(position: position, body: body, origin: interaction.request.origin)
         // Mutated in place, so appending to a long group does not copy it.
         if let index = buckets[bucketKey]?.firstIndex(where: {
-            $0.redacted == candidate.redacted && $0.body.matches(candidate.body)
+            $0.origin == candidate.origin && $0.redacted == candidate.redacted && $0.body.matches(candidate.body)
         }) {
             buckets[bucketKey]![index].positions.append(position)
         } else {
@@ -83,8 +86,16 @@ public struct InteractionIndex: Sendable {
     }
 
     /// The positions of every interaction that matches `request`, in recorded order, without playing any.
+    ///
+    /// Origins: a request addressed to an origin matches recordings of that origin, or, when there are
+    /// none, recordings without one (made with `--upstream`, so cassettes from before forward proxying keep
+    /// working); a request without an origin matches recordings of any origin.
     public func candidates(for request: HTTPRequest) -> [Int] {
-        guard let groups = buckets[key(request)] else { return [] }
+        guard var groups = buckets[key(request)] else { return [] }
+        if let origin = request.origin {
+            let own = groups.filter { $0.origin == origin }
+            groups = own.isEmpty ? groups.filter { $0.origin == nil } : own
+        }
         let body = comparableBody(request)
         var matching = groups.filter { $0.matches(body) }
         if matching.count == 1 { return matching[0].positions }

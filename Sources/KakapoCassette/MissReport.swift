@@ -22,7 +22,7 @@ public struct MissReport: Sendable {
         limit: Int = 3
     ) {
         self.method = request.method.rawValue
-        self.url = redactor.redact(target: request.target)
+        self.url = (request.origin ?? "") + redactor.redact(target: request.target)
         let key = RequestKey(request, redactor: redactor, matching: matching)
         let body =
             matching.matchBody
@@ -32,6 +32,10 @@ public struct MissReport: Sendable {
             let recorded = RequestKey(interaction.request, redactor: redactor, matching: matching)
             var differences: [String] = []
             var score = 0
+            if let origin = request.origin, let recordedOrigin = interaction.request.origin, origin != recordedOrigin {
+                differences.append("host: \(origin) here, \(recordedOrigin) recorded")
+                score += 16
+            }
             if recorded.method != key.method {
                 differences.append("method: \(key.method) here, \(recorded.method) recorded")
                 score += 4
@@ -82,7 +86,8 @@ public struct MissReport: Sendable {
                     score,
                     Candidate(
                         position: position, method: recorded.method,
-                        url: redactor.redact(target: interaction.request.target), differences: differences)
+                        url: (interaction.request.origin ?? "") + redactor.redact(target: interaction.request.target),
+                        differences: differences)
                 ))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.candidate.position < $1.candidate.position }

@@ -33,7 +33,7 @@ public enum HARExport {
         let host = request.headers["Host"] ?? "localhost"
         var requestObject: JSONObject = [
             "method": .string(request.method.rawValue),
-            "url": .string(scheme + "://" + host + request.target),
+            "url": .string((request.origin ?? scheme + "://" + host) + request.target),
             "httpVersion": "HTTP/1.1",
             "cookies": [],
             "headers": headers(request.headers),

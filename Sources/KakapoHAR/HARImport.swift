@@ -71,7 +71,8 @@ public enum HARImport {
         return Interaction(
             request: HTTPRequest(
                 method: HTTPMethod(try request.member("method").string().uppercased()), target: target,
-                headers: requestHeaders, body: requestBody),
+                headers: requestHeaders, body: requestBody,
+                origin: RequestOrigin.make(scheme: components.scheme ?? "http", host: host, port: components.port)),
             response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
             durationMilliseconds: max(0, milliseconds))

@@ -1,17 +1,29 @@
-/// A complete HTTP request as Kakapo sees it: method, target (path and query as sent), headers and body.
+/// A complete HTTP request as Kakapo sees it: method, target (path and query as sent), headers and body,
+/// and the origin it was addressed to when the client named one (a forward proxy's requests).
 public struct HTTPRequest: Hashable, Sendable {
     public var method: HTTPMethod
     /// The request target as sent: path plus an optional `?query`.
     public var target: String
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The scheme and authority the request was addressed to, normalised by `RequestOrigin`
+    /// (`https://api.example.com`, `http://localhost:8081`); nil when the client named none (a reverse
+    /// proxy's requests, which all go to the one upstream).
+    public var origin: String?
 
-    public init(method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(
+        method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+        origin: String? = nil
+    ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.origin = origin
     }
+
+    /// The origin followed by the target when the origin is known, else the target alone.
+    public var url: String { (origin ?? "") + target }
 
     /// The path part of the target, without the query.
     public var path: String {

@@ -1,6 +1,8 @@
 import KakapoHTTP
+import KakapoJSON
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -11,17 +13,26 @@ import NIOHTTP1
 /// Reads one HTTP/1.1 request at a time from a connection, hands it to the pipeline, and writes the answer
 /// with a correct `Content-Length`. Request bodies over the limit get 413 and the connection is closed.
 /// Runs on the channel's event loop; the pipeline's answer hops back onto it.
+///
+/// As a forward proxy it also reads absolute-form targets (`GET http://host/path`) and `CONNECT
+/// host:port`, which turns the connection into a decrypted tunnel (new HTTP handlers behind a TLS
+/// handler, their requests addressed to that host) or a blind one.
 final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let pipeline: RequestPipeline
-    private let tracker: InFlightTracker
-    private let maximumBodyBytes: Int
+    private let settings: HTTPConnectionSettings
+    private var pipeline: RequestPipeline { settings.pipeline }
+    private var tracker: InFlightTracker { settings.tracker }
+    private var maximumBodyBytes: Int { settings.maximumBodyBytes }
     private let deadline: RequestDeadlineHandler?
+    /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
+    private let origin: String?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var rejected = false
+    /// Set once a `CONNECT` took the connection over: nothing more is read as HTTP here.
+    private var tunnelling = false
     /// Whether the peer is on loopback, worked out once per connection (it needs the address as text).
     private var loopbackPeer: Bool?
 
@@ -32,16 +43,29 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         return answer
     }
 
-    init(pipeline: RequestPipeline, tracker: InFlightTracker, maximumBodyBytes: Int, deadline: RequestDeadlineHandler?)
-    {
+    init(settings: HTTPConnectionSettings, deadline: RequestDeadlineHandler?, origin: String?) {
+        self.settings = settings
         self.deadline = deadline
-        self.pipeline = pipeline
-        self.tracker = tracker
-        self.maximumBodyBytes = maximumBodyBytes
+        self.origin = origin
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        if tunnelling { return }
+        let part = unwrapInboundIn(data)
+        if case .head(let head) = part, head.method == .CONNECT {
+            self.head = head
+            self.rejected = false
+            return
+        }
+        if let head, head.method == .CONNECT {
+            if case .end = part {
+                self.head = nil
+                deadline?.requestReceived()
+                connect(head, context: context)
+            }
+            return
+        }
+        switch part {
         case .head(let head):
             self.head = head
             self.body = nil
@@ -77,8 +101,20 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func respond(to head: HTTPRequestHead, body: [UInt8], context: ChannelHandlerContext) {
         var headers = KakapoHTTP.HTTPHeaders()
         for (name, value) in head.headers { headers.add(name: name, value: value) }
-        let request = HTTPRequest(
-            method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
+        var addressed = HTTPRequest(
+            method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body,
+            origin: origin)
+        if origin == nil, settings.forward != nil, !head.uri.hasPrefix("/") {
+            // Absolute form, as clients send a forward proxy.
+            guard let split = RequestOrigin.split(absoluteURL: head.uri) else {
+                answerError(
+                    "a forward proxy needs an absolute http:// URL or a path, not \"\(head.uri)\"", status: 400,
+                    for: head, context: context)
+                return
+            }
+            (addressed.origin, addressed.target) = (split.origin, split.target)
+        }
+        let request = addressed
         let fromLoopback = peerIsLoopback(context)
         let started = NIODeadline.now()
         tracker.begin()
@@ -169,16 +205,128 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func reject(context: ChannelHandlerContext, head: HTTPRequestHead) {
-        rejected = true
-        body = nil
-        self.head = nil
-        let message = "the request body is larger than the limit of \(maximumBodyBytes) bytes"
-        let answer = ProxyAnswer(response: .json(["error": .string(message)], status: 413), source: .error)
+    /// Writes `{"error": message}` with `status` and closes the connection.
+    private func answerError(_ message: String, status: Int, for head: HTTPRequestHead, context: ChannelHandlerContext)
+    {
+        let answer = ProxyAnswer(response: .json(["error": .string(message)], status: status), source: .error)
         var closing = head
         closing.headers.replaceOrAdd(name: "connection", value: "close")
         tracker.begin()
         write(answer, for: closing, context: context) { [tracker] in tracker.end() }
+    }
+
+    /// Answers `CONNECT host:port`: a decrypted tunnel for intercepted hosts, a blind one for the rest,
+    /// 400 for a target that is not `host:port`, 405 when Kakapo is not a forward proxy.
+    private func connect(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let forward = settings.forward, origin == nil else {
+            answerConnect(
+                with: "CONNECT is answered in forward-proxy mode only (--proxy)", status: .methodNotAllowed,
+                context: context)
+            return
+        }
+        guard let (host, port) = RequestOrigin.splitAuthority(head.uri), let port,
+            let tunnelOrigin = RequestOrigin.make(scheme: port == 80 ? "http" : "https", host: host, port: port)
+        else {
+            pipeline.logger.info("refused a malformed CONNECT target \"\(head.uri)\"")
+            answerConnect(
+                with: "malformed CONNECT target \"\(head.uri)\": expected host:port", status: .badRequest,
+                context: context)
+            return
+        }
+        if forward.intercepts(host), let interception = forward.interception {
+            let channel = context.channel
+            do {
+                let tls = try interception.makeServerHandler(forHost: host)
+                tunnelling = true
+                let operations = channel.pipeline.syncOperations
+                HTTPConnectionSettings.removeHTTPHandlers(from: operations)
+                channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
+                try operations.addHandler(tls)
+                try settings.addHTTPHandlers(to: operations, deadline: deadline, origin: tunnelOrigin)
+                pipeline.logger.debug("CONNECT \(host):\(port): decrypting")
+            } catch {
+                pipeline.logger.error("CONNECT \(host):\(port): cannot set up TLS: \(error)")
+                channel.close(promise: nil)
+            }
+            return
+        }
+        openBlindTunnel(to: host, port: port, for: head, timeout: forward.tunnelConnectTimeout, context: context)
+    }
+
+    /// Answers a `CONNECT` that opens no tunnel with `{"error": message}` and closes the connection. Written
+    /// below the HTTP encoder, which leaves out the body of any answer to a `CONNECT`.
+    private func answerConnect(with message: String, status: HTTPResponseStatus, context: ChannelHandlerContext) {
+        var body = JSONWriter().write(["error": .string(message)])
+        body.append(UInt8(ascii: "\n"))
+        var bytes = ByteBuffer(
+            string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.count)\r\nX-Kakapo-Source: \(ResponseSource.error.rawValue)\r\n"
+                + "Connection: close\r\n\r\n")
+        bytes.writeBytes(body)
+        tunnelling = true
+        let channel = context.channel
+        guard let encoder = try? channel.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            channel.close(promise: nil)
+            return
+        }
+        encoder.writeAndFlush(NIOAny(bytes)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    private static let connectionEstablished = ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")
+
+    /// Connects to `host:port`, answers 200 and from then on passes bytes both ways untouched; answers 502
+    /// when the host cannot be reached.
+    private func openBlindTunnel(
+        to host: String, port: Int, for head: HTTPRequestHead, timeout: Double, context: ChannelHandlerContext
+    ) {
+        tunnelling = true
+        let channel = context.channel
+        let logger = pipeline.logger
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                let (handler, context) = bound.value
+                switch result {
+                case .success(let upstream):
+                    let (near, far) = TunnelHandler.pair()
+                    let operations = channel.pipeline.syncOperations
+                    HTTPConnectionSettings.removeHTTPHandlers(from: operations)
+                    // A tunnel may stay quiet or carry one long transfer: no request deadline, no idle limit.
+                    if let deadline = try? operations.context(handlerType: RequestDeadlineHandler.self) {
+                        operations.removeHandler(context: deadline, promise: nil)
+                    }
+                    if let idle = try? operations.context(handlerType: IdleStateHandler.self) {
+                        operations.removeHandler(context: idle, promise: nil)
+                    }
+                    channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
+                    do {
+                        try operations.addHandler(near)
+                        try upstream.pipeline.syncOperations.addHandler(far)
+                        logger.debug("CONNECT \(host):\(port): blind tunnel")
+                    } catch {
+                        channel.close(promise: nil)
+                        upstream.close(promise: nil)
+                    }
+                case .failure(let error):
+                    handler.tunnelling = false
+                    logger.info("CONNECT \(host):\(port): cannot reach it: \(error)")
+                    handler.answerConnect(
+                        with: "cannot open a tunnel to \(host):\(port): \(error)", status: .badGateway, context: context
+                    )
+                }
+            }
+    }
+
+    private func reject(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        rejected = true
+        body = nil
+        self.head = nil
+        answerError(
+            "the request body is larger than the limit of \(maximumBodyBytes) bytes", status: 413, for: head,
+            context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -192,6 +340,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let origin {
+            // Inside a decrypted tunnel, mostly a failed TLS handshake: a client that does not trust
+            // Kakapo's CA, or one that sent something else than TLS.
+            pipeline.logger.info(
+                "connection for \(origin) closed (a client that does not trust Kakapo's CA ends here; see kakapo ca trust): \(error)"
+            )
+        }
         context.close(promise: nil)
     }
 

@@ -36,6 +36,8 @@ struct PreparedResponse: Sendable {
                 hasLength = true
                 continue
             }
+            // An upstream that is itself a Kakapo names its own source; this one's replaces it.
+            if field.name.caseInsensitiveEquals("x-kakapo-source") { continue }
             if needsOthers { headers.add(name: field.name, value: field.value) }
             if needsHead { headHeaders.add(name: field.name, value: field.value) }
         }

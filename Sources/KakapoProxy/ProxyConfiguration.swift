@@ -42,6 +42,11 @@ public struct ProxyConfiguration: Sendable {
     public var sharedStore: (any SharedDocumentStore)?
     /// How long a shared-store operation may take before the request is answered 503, in seconds.
     public var sharedStoreTimeout: Double = 5
+    /// Set to work as a forward proxy (`--proxy`): requests name their own host, `CONNECT` opens tunnels
+    /// (decrypted or blind), and the upstream needs no base URL.
+    public var forwardProxy: ForwardProxyConfiguration?
+    /// Set to answer TLS on the listening port (`--tls`, `--tls-cert`/`--tls-key`).
+    public var listenerTLS: (any TLSTermination)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,

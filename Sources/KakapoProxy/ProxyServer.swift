@@ -34,7 +34,7 @@ public final class ProxyServer: Sendable {
             }
             let exists = FileManager.default.fileExists(atPath: path)
             configuration.mode = ProxyMode.once.resolved(cassetteExists: exists)
-            if !exists && configuration.upstream == nil {
+            if !exists && configuration.upstream == nil && configuration.forwardProxy == nil {
                 throw ProxyError(
                     code: .configuration,
                     message:
@@ -47,6 +47,12 @@ public final class ProxyServer: Sendable {
                     : "mode once: \(path) does not exist yet, recording everything")
         }
         let mode = configuration.mode
+        if configuration.forwardProxy != nil && mode.usesUpstream {
+            // Requests name their hosts; `--upstream`, when given, still takes those that name none.
+            var upstream = configuration.upstream ?? UpstreamConfiguration(baseURL: "")
+            upstream.ignoresProxyEnvironment = true
+            configuration.upstream = upstream
+        }
         if mode.usesUpstream && configuration.upstream == nil {
             throw ProxyError(
                 code: .configuration, message: "mode '\(mode.rawValue)' needs an upstream (--upstream URL)")
@@ -117,16 +123,14 @@ public final class ProxyServer: Sendable {
     public func start(port: Int? = nil) async throws -> Int {
         try pipeline.routes.validate()
         try pipeline.resources.registry.validate()
-        let pipeline = self.pipeline
-        let tracker = self.tracker
-        let limit = configuration.maximumRequestBodyBytes
         let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
-        let limits = {
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = configuration.maximumHeaderBytes
-            limits.maxHeaderListSize = configuration.maximumHeaderBytes
-            return limits
-        }()
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = configuration.maximumHeaderBytes
+        limits.maxHeaderListSize = configuration.maximumHeaderBytes
+        let settings = HTTPConnectionSettings(
+            pipeline: pipeline, tracker: tracker, maximumBodyBytes: configuration.maximumRequestBodyBytes,
+            limits: limits, forward: configuration.forwardProxy)
+        let listenerTLS = configuration.listenerTLS
         let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -135,16 +139,14 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let operations = channel.pipeline.syncOperations
                     let deadline = RequestDeadlineHandler(deadline: requestDeadline)
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
-                    try channel.pipeline.syncOperations.addHandler(deadline)
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
-                        withDecoderLimitConfiguration: limits)
-                    try channel.pipeline.syncOperations.addHandler(ProtocolErrorHandler())
-                    try channel.pipeline.syncOperations.addHandler(
-                        HTTPServerHandler(
-                            pipeline: pipeline, tracker: tracker, maximumBodyBytes: limit, deadline: deadline))
+                    try operations.addHandler(IdleStateHandler(readTimeout: idle))
+                    try operations.addHandler(deadline)
+                    if let listenerTLS {
+                        try operations.addHandler(listenerTLS.makeServerHandler(forHost: "localhost"))
+                    }
+                    try settings.addHTTPHandlers(to: operations, deadline: deadline, origin: nil)
                 }
             }
         let bound: any Channel
@@ -203,7 +205,7 @@ public final class ProxyServer: Sendable {
         let snapshot = session?.snapshot
         let unused = (session?.unusedPositions ?? []).compactMap { position -> String? in
             guard let interaction = snapshot?.interactions[position] else { return nil }
-            return "#\(position) \(interaction.request.method) \(interaction.request.target)"
+            return "#\(position) \(interaction.request.method) \(interaction.request.url)"
         }
         var summary = ProxySummary(
             cassettePath: configuration.cassettePath, mode: configuration.mode, counts: pipeline.journal.counts,
@@ -213,7 +215,7 @@ public final class ProxyServer: Sendable {
         summary.stale = pipeline.staleReplays.withLock { $0 }.sorted().compactMap { position in
             guard let interaction = snapshot?.interactions[position] else { return nil }
             return
-                "#\(position) \(interaction.request.method) \(interaction.request.target) (recorded \(interaction.recordedAt))"
+                "#\(position) \(interaction.request.method) \(interaction.request.url) (recorded \(interaction.recordedAt))"
         }
         return summary
     }

@@ -59,8 +59,9 @@ public final class RequestPipeline: Sendable {
     public func handle(
         _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
-        // The target starts with the path (or is absolute-form, which is never an admin request).
-        if request.target.hasPrefix(AdminEndpoints.prefix) {
+        // The target starts with the path (or is absolute-form, which is never an admin request); requests
+        // addressed to another host (a forward proxy's) never are either.
+        if request.origin == nil, request.target.hasPrefix(AdminEndpoints.prefix) {
             if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
                 Task { completion(await later()) }
                 return
@@ -129,7 +130,7 @@ public final class RequestPipeline: Sendable {
     /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
     @discardableResult
     func journal(_ request: HTTPRequest, _ answer: ProxyAnswer, milliseconds: Double) -> String {
-        let url = configuration.redactor.redact(target: request.target)
+        let url = (request.origin ?? "") + configuration.redactor.redact(target: request.target)
         journal.append(
             .init(
                 method: request.method.rawValue, url: url, status: answer.response.status, source: answer.source,
@@ -170,7 +171,8 @@ public final class RequestPipeline: Sendable {
                 }
                 completion(ProxyAnswer(response: response, source: .upstream))
             case .failure(let error):
-                completion(RequestPipeline.upstreamFailure(error, upstream: upstream.url.description))
+                completion(
+                    RequestPipeline.upstreamFailure(error, upstream: upstream.destination(of: prepared) ?? "none"))
             }
         }
     }
@@ -233,7 +235,7 @@ public final class RequestPipeline: Sendable {
                 "error": "no cassette is loaded and no upstream is configured",
                 "request": .object([
                     "method": .string(request.method.rawValue),
-                    "url": .string(configuration.redactor.redact(target: request.target)),
+                    "url": .string((request.origin ?? "") + configuration.redactor.redact(target: request.target)),
                 ]),
             ])
         }

@@ -20,10 +20,11 @@ final class CurlHandle {
 
     private static let globalInit: Void = { _ = kakapo_curl_global_init() }()
 
-    /// Performs `request` (already prepared for the upstream) against `url`.
-    func perform(_ request: HTTPRequest, url: String, configuration: UpstreamConfiguration) -> Result<
-        HTTPResponse, UpstreamError
-    > {
+    /// Performs `request` (already prepared for the upstream) against `url`; `caBundle` replaces the
+    /// trusted CA certificates when given (PEM).
+    func perform(
+        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]? = nil
+    ) -> Result<HTTPResponse, UpstreamError> {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
         let sink = ResponseSink(limit: configuration.maximumResponseBytes)
@@ -46,6 +47,16 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, configuration.insecure ? 0 : 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, configuration.insecure ? 0 : 2)
+        if configuration.ignoresProxyEnvironment {
+            // An empty proxy turns libcurl's reading of http_proxy and friends off.
+            _ = kakapo_curl_setopt_string(handle, CURLOPT_PROXY, "")
+        }
+        if let caBundle {
+            _ = caBundle.withUnsafeBytes { bytes in
+                kakapo_curl_setopt_blob(
+                    handle, CURLOPT_CAINFO_BLOB, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+            }
+        }
         _ = kakapo_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
         _ = kakapo_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = kakapo_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, sinkPointer.toOpaque())

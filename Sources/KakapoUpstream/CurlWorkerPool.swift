@@ -20,9 +20,11 @@ final class CurlWorkerPool: @unchecked Sendable {
     private var stopped = false
     private let maximum: Int
     private let configuration: UpstreamConfiguration
+    private let caBundle: [UInt8]?
 
-    init(configuration: UpstreamConfiguration) {
+    init(configuration: UpstreamConfiguration, caBundle: [UInt8]?) {
         self.configuration = configuration
+        self.caBundle = caBundle
         self.maximum = max(1, configuration.maximumConcurrentRequests)
     }
 
@@ -65,7 +67,7 @@ final class CurlWorkerPool: @unchecked Sendable {
             condition.unlock()
             let result: Result<HTTPResponse, UpstreamError>
             if let handle {
-                result = handle.perform(job.request, url: job.url, configuration: configuration)
+                result = handle.perform(job.request, url: job.url, configuration: configuration, caBundle: caBundle)
             } else {
                 result = .failure(UpstreamError(code: .other, message: "libcurl could not create a handle"))
             }

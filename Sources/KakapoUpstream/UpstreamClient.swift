@@ -1,24 +1,39 @@
 import KakapoHTTP
 
-/// Sends requests to one upstream through libcurl, off the caller's thread (design section 6).
+/// Sends requests upstream through libcurl, off the caller's thread (design section 6): to one base URL
+/// (`--upstream`), or, for requests that name their origin (a forward proxy's), to that origin.
 ///
 /// Redirects are not followed, bodies are not decompressed, hop-by-hop headers are dropped, `Host` names
 /// the upstream, and repeated response headers stay separate. Connections are reused.
 public final class UpstreamClient: Sendable {
     public let configuration: UpstreamConfiguration
-    public let url: UpstreamURL
+    /// The base URL requests without an origin go to; nil for a client that only forwards requests
+    /// naming their origin.
+    public let url: UpstreamURL?
     private let pool: CurlWorkerPool
 
-    /// Creates a client; throws `invalidURL` when the base URL is not `http(s)://host[:port][/prefix]`.
+    /// Creates a client. An empty base URL makes a forwarding-only client; throws `invalidURL` when the
+    /// base URL is not `http(s)://host[:port][/prefix]`, and `tlsFailure` when the additional CA file
+    /// cannot be read.
     public init(configuration: UpstreamConfiguration) throws(UpstreamError) {
-        guard let url = UpstreamURL(configuration.baseURL) else {
-            throw UpstreamError(
-                code: .invalidURL,
-                message: "\"\(configuration.baseURL)\" is not an http:// or https:// URL with a host")
+        if configuration.baseURL.isEmpty {
+            self.url = nil
+        } else {
+            guard let url = UpstreamURL(configuration.baseURL) else {
+                throw UpstreamError(
+                    code: .invalidURL,
+                    message: "\"\(configuration.baseURL)\" is not an http:// or https:// URL with a host")
+            }
+            self.url = url
         }
         self.configuration = configuration
-        self.url = url
-        self.pool = CurlWorkerPool(configuration: configuration)
+        self.pool = CurlWorkerPool(configuration: configuration, caBundle: try CABundle.load(configuration))
+    }
+
+    /// Where `request` goes: its own origin when it names one, else the base URL; nil when neither.
+    public func destination(of request: HTTPRequest) -> String? {
+        if let origin = request.origin { return origin }
+        return url?.description
     }
 
     /// The request as it will go upstream: hop-by-hop headers dropped, `Host` set to the upstream's
@@ -26,7 +41,12 @@ public final class UpstreamClient: Sendable {
     public func prepare(_ request: HTTPRequest) -> HTTPRequest {
         var prepared = request
         var headers = HopByHopHeaders.removing(from: request.headers)
-        headers.replaceOrAdd(name: "Host", value: url.authority)
+        if let origin = request.origin {
+            headers.replaceOrAdd(name: "Host", value: RequestOrigin.authority(of: origin))
+        } else if let url {
+            headers.replaceOrAdd(name: "Host", value: url.authority)
+        }
+        headers.remove(name: "Proxy-Authorization")
         prepared.headers = headers
         return prepared
     }
@@ -35,7 +55,22 @@ public final class UpstreamClient: Sendable {
     public func send(
         _ prepared: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     ) {
-        pool.submit(.init(request: prepared, url: url.url(for: prepared.target), completion: completion))
+        let target: String
+        if let origin = prepared.origin {
+            target = origin + prepared.target
+        } else if let url {
+            target = url.url(for: prepared.target)
+        } else {
+            completion(
+                .failure(
+                    UpstreamError(
+                        code: .invalidURL,
+                        message:
+                            "the request names no host (\(prepared.method) \(prepared.target)): a forward proxy needs an absolute URL or CONNECT, or give --upstream"
+                    )))
+            return
+        }
+        pool.submit(.init(request: prepared, url: target, completion: completion))
     }
 
     /// Sends a prepared request and waits for the response.

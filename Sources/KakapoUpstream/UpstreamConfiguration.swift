@@ -12,7 +12,14 @@ public struct UpstreamConfiguration: Sendable {
     public var maximumResponseBytes: Int
     /// How many requests may be in flight upstream at once (one libcurl handle and thread each).
     public var maximumConcurrentRequests: Int
+    /// A PEM file of CA certificates trusted for upstream TLS besides the system's (`--upstream-ca`): for
+    /// private APIs and test servers.
+    public var additionalCAFile: String?
+    /// Ignores `http_proxy`, `https_proxy` and `all_proxy`, which libcurl otherwise follows. A forward
+    /// proxy sets it: its clients' environment usually points at the proxy itself.
+    public var ignoresProxyEnvironment: Bool = false
 
+    /// `baseURL` empty makes a client that only forwards requests naming their origin (a forward proxy).
     public init(
         baseURL: String, connectTimeout: Double = 10, timeout: Double = 60, insecure: Bool = false,
         maximumResponseBytes: Int = 256 << 20, maximumConcurrentRequests: Int = 64

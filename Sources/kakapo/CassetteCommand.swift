@@ -73,7 +73,7 @@ struct CassetteCommand: ParsableCommand {
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
                 let host = interaction.request.headers["Host"] ?? "-"
                 print(
-                    "#\(position)\t\(interaction.request.method)\t\(interaction.request.target)\t\(response.status)\t"
+                    "#\(position)\t\(interaction.request.method)\t\(interaction.request.url)\t\(response.status)\t"
                         + "\(response.body.count) B\t\(type)\t\(host)\t\(interaction.recordedAt)")
             }
         }

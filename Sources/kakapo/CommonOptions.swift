@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Kakapo
 import KakapoPostgres
 
@@ -65,6 +66,7 @@ struct CommonOptions: ParsableArguments {
     var store: String?
 
     @OptionGroup var redaction: RedactionOptions
+    @OptionGroup var https: ForwardProxyOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
     var verbose = false
@@ -138,7 +140,16 @@ struct UpstreamOptions: ParsableArguments {
     @Option(help: "How many requests may be in flight to the upstream at once (one libcurl handle and thread each).")
     var upstreamConcurrency: Int = 32
 
+    @Option(
+        help: ArgumentHelp(
+            "A PEM file of CA certificates to trust for upstream TLS besides the system's (private APIs, test servers).",
+            valueName: "file"))
+    var upstreamCA: String?
+
     func validate() throws {
+        if let upstreamCA, !FileManager.default.isReadableFile(atPath: upstreamCA) {
+            throw ValidationError("--upstream-ca: cannot read \(upstreamCA)")
+        }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard (1...1024).contains(upstreamConcurrency) else {
@@ -146,13 +157,17 @@ struct UpstreamOptions: ParsableArguments {
         }
     }
 
-    func configuration(for url: String) throws -> UpstreamConfiguration {
-        guard UpstreamURL(url) != nil else {
+    /// The upstream configuration for `--upstream url`; nil URL (a forward proxy without one) gives a
+    /// client that only forwards requests naming their host.
+    func configuration(for url: String?) throws -> UpstreamConfiguration {
+        if let url, UpstreamURL(url) == nil {
             throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
         }
-        return UpstreamConfiguration(
-            baseURL: url, connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
+        var configuration = UpstreamConfiguration(
+            baseURL: url ?? "", connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
             maximumConcurrentRequests: upstreamConcurrency)
+        configuration.additionalCAFile = upstreamCA
+        return configuration
     }
 }
 

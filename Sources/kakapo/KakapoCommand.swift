@@ -11,7 +11,9 @@ struct KakapoCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
             3 unreadable or invalid cassette or configuration.
             """,
-        subcommands: [Record.self, Replay.self, Serve.self, Verify.self, CassetteCommand.self, RoutesCommand.self]
+        subcommands: [
+            Record.self, Replay.self, Serve.self, Verify.self, CassetteCommand.self, RoutesCommand.self, CACommand.self,
+        ]
     )
 
     /// Parses and runs, mapping argument errors (which swift-argument-parser reports as 64) to exit code 2.

@@ -15,6 +15,8 @@ struct ProxyRunner {
     var routes: [String] = []
     /// `--store`: the PostgreSQL database that keeps Store resources' entities (else KAKAPO_STORE_URL).
     var store: String?
+    /// `--proxy`, `--intercept`, `--tls` and their CA.
+    var https = ForwardProxyOptions()
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -24,6 +26,12 @@ struct ProxyRunner {
         }
         let logger = Logger(label: "kakapo")
         var configuration = configuration
+        do {
+            try https.apply(to: &configuration)
+        } catch {
+            standardError("error: \(error)")
+            throw ExitCode(ExitStatus.invalidInput)
+        }
         let shared = try await connectStore(logger: logger)
         configuration.sharedStore = shared
         defer { shared?.shutdown() }
@@ -69,7 +77,14 @@ struct ProxyRunner {
                 "listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")
         }
         // Written unbuffered, so a parent process reading a pipe sees it at once.
-        FileHandle.standardOutput.write(Data("kakapo listening on http://\(displayHost):\(port)\n".utf8))
+        let scheme = https.listensWithTLS ? "https" : "http"
+        FileHandle.standardOutput.write(Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8))
+        if https.proxy {
+            let address = "\(scheme)://\(displayHost):\(port)"
+            logger.info(
+                "forward proxy: export HTTP_PROXY=\(address) HTTPS_PROXY=\(address); clients trust \((try? https.authority().certificatePath) ?? "Kakapo's CA") (kakapo ca trust)"
+            )
+        }
 
         let received = await signals.next()
         logger.info("received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")

@@ -6,8 +6,8 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forward requests to the upstream and record every exchange into a cassette.")
 
-    @Option(help: "The real API: http(s)://host[:port][/prefix].")
-    var upstream: String
+    @Option(help: "The real API: http(s)://host[:port][/prefix]. Not needed with --proxy (requests name their hosts).")
+    var upstream: String?
 
     @Option(help: "The cassette file to write (created if missing).")
     var cassette: String
@@ -33,13 +33,19 @@ struct Record: AsyncParsableCommand {
         }
     }
 
+    func validate() throws {
+        if upstream == nil && !common.https.proxy {
+            throw ValidationError("give --upstream URL, or --proxy to record whatever hosts clients ask for")
+        }
+    }
+
     func run() async throws {
         let configuration = common.configuration(
             mode: mode.proxyMode, cassette: cassette,
             upstream: try upstreamOptions.configuration(for: upstream))
         try await ProxyRunner(
             configuration: configuration, strict: false, verbose: common.verbose, routes: common.routes,
-            store: common.store
+            store: common.store, https: common.https
         ).run()
     }
 }

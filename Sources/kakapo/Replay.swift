@@ -18,7 +18,7 @@ struct Replay: AsyncParsableCommand {
         let configuration = common.configuration(mode: .none, cassette: cassette, upstream: nil)
         try await ProxyRunner(
             configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
-            store: common.store
+            store: common.store, https: common.https
         ).run()
     }
 }

@@ -24,17 +24,21 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var upstreamOptions: UpstreamOptions
 
-    var effectiveMode: ProxyMode { mode ?? (upstream == nil ? .none : .new) }
+    var effectiveMode: ProxyMode {
+        if let mode { return mode }
+        if common.https.proxy { return cassette == nil ? .passthrough : .new }
+        return upstream == nil ? .none : .new
+    }
 
     func validate() throws {
-        if effectiveMode.usesUpstream && effectiveMode != .once && upstream == nil {
+        if effectiveMode.usesUpstream && effectiveMode != .once && upstream == nil && !common.https.proxy {
             throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
         }
         if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil {
             // new, all and once write the cassette.
             throw ValidationError("--cassette FILE is required to record (--mode \(effectiveMode.rawValue))")
         }
-        if effectiveMode == .none && cassette == nil && common.routes.isEmpty {
+        if effectiveMode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy {
             throw ValidationError("give --cassette FILE, --routes FILE or both")
         }
         if effectiveMode == .none && upstream != nil {
@@ -45,10 +49,10 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = common.configuration(
             mode: effectiveMode, cassette: cassette,
-            upstream: try upstream.map { try upstreamOptions.configuration(for: $0) })
+            upstream: upstream != nil || common.https.proxy ? try upstreamOptions.configuration(for: upstream) : nil)
         try await ProxyRunner(
             configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
-            store: common.store
+            store: common.store, https: common.https
         ).run()
     }
 }

@@ -59,12 +59,12 @@ public final class KakapoProcess: Sendable {
     /// Everything written to standard error so far.
     public var standardError: String { errors.withLockedValue { String(decoding: $0, as: UTF8.self) } }
 
-    /// Waits for the `kakapo listening on http://HOST:PORT` line and returns the port.
+    /// Waits for the `kakapo listening on http(s)://HOST:PORT` line and returns the port.
     public func waitUntilListening(timeout: Duration = .seconds(30)) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let text = standardOutput
-            if let line = text.split(separator: "\n").first(where: { $0.contains(" listening on http://") }),
+            if let line = text.split(separator: "\n").first(where: { $0.contains(" listening on http") }),
                 let port = line.split(separator: ":").last.flatMap({ Int($0) })
             {
                 return port
@@ -97,10 +97,10 @@ public final class KakapoProcess: Sendable {
     }
 
     /// Runs `kakapo` to completion and returns its status, standard output and standard error.
-    public static func run(_ arguments: [String], directory: String? = nil) async throws -> (
-        status: Int32, output: String, error: String
-    ) {
-        let process = try KakapoProcess(arguments, directory: directory)
+    public static func run(
+        _ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary
+    ) async throws -> (status: Int32, output: String, error: String) {
+        let process = try KakapoProcess(arguments, directory: directory, executable: executable)
         let status = try await process.waitForExit()
         return (status, process.standardOutput, process.standardError)
     }

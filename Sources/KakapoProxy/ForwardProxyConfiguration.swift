@@ -1,0 +1,30 @@
+/// How Kakapo works as a forward proxy (`--proxy`): clients send absolute URLs (`GET http://host/path`)
+/// and `CONNECT host:port`, and each request names its own upstream.
+public struct ForwardProxyConfiguration: Sendable {
+    /// Hosts whose `CONNECT` tunnels are decrypted and answered like any request (`api.example.com`, or
+    /// `*.example.com` for every subdomain); empty intercepts every host. Other tunnels are blind: bytes
+    /// pass through untouched, so pinned hosts keep working.
+    public var intercept: [String]
+    /// Makes the certificates intercepted hosts are answered with; nil makes every tunnel blind.
+    public var interception: (any TLSTermination)?
+    /// Seconds allowed to connect a blind tunnel to its host.
+    public var tunnelConnectTimeout: Double
+
+    public init(intercept: [String] = [], interception: (any TLSTermination)?, tunnelConnectTimeout: Double = 10) {
+        self.intercept = intercept
+        self.interception = interception
+        self.tunnelConnectTimeout = tunnelConnectTimeout
+    }
+
+    /// Whether a tunnel to `host` is decrypted.
+    public func intercepts(_ host: String) -> Bool {
+        guard interception != nil else { return false }
+        if intercept.isEmpty { return true }
+        let host = host.lowercased()
+        return intercept.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst()) }
+            return host == pattern
+        }
+    }
+}

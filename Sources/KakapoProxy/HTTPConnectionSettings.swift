@@ -1,0 +1,39 @@
+import NIOCore
+import NIOHTTP1
+
+/// What every client connection's HTTP handlers need, and how to put them in a channel pipeline: at the
+/// start of a connection, and again inside a decrypted `CONNECT` tunnel.
+struct HTTPConnectionSettings: Sendable {
+    let pipeline: RequestPipeline
+    let tracker: InFlightTracker
+    let maximumBodyBytes: Int
+    let limits: NIOHTTPDecoderLimitConfiguration
+    let forward: ForwardProxyConfiguration?
+
+    /// Adds the HTTP/1.1 server handlers at the end of the pipeline; requests read through them are
+    /// addressed to `origin` (set inside a tunnel).
+    func addHTTPHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, deadline: RequestDeadlineHandler?, origin: String?
+    ) throws {
+        try pipeline.configureHTTPServerPipeline(
+            withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: limits)
+        try pipeline.addHandler(ProtocolErrorHandler())
+        try pipeline.addHandler(HTTPServerHandler(settings: self, deadline: deadline, origin: origin))
+    }
+
+    /// Takes out every handler `addHTTPHandlers` added, so the connection carries raw bytes again.
+    static func removeHTTPHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
+        func remove<Handler: RemovableChannelHandler>(_ type: Handler.Type) {
+            if let context = try? pipeline.context(handlerType: type) {
+                pipeline.removeHandler(context: context, promise: nil)
+            }
+        }
+        remove(HTTPServerHandler.self)
+        remove(ProtocolErrorHandler.self)
+        remove(HTTPServerPipelineHandler.self)
+        remove(NIOHTTPResponseHeadersValidator.self)
+        remove(HTTPResponseEncoder.self)
+        remove(ByteToMessageHandler<HTTPRequestDecoder>.self)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import KakapoProxy
+import NIOCore
+import NIOSSL
+
+/// The certificate the listening port answers TLS with (reverse-proxy mode): one read from files
+/// (`--tls-cert`, `--tls-key`), or one Kakapo's CA makes for `localhost`, `127.0.0.1` and `::1` (`--tls`).
+public struct ListenerCertificate: TLSTermination {
+    private let context: NIOSSLContext
+
+    /// A certificate chain and its key, both PEM files; errors name the file.
+    public init(certificatePath: String, keyPath: String) throws(TLSSetupError) {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+        } catch {
+            throw TLSSetupError("cannot read the certificate \(certificatePath): \(error)")
+        }
+        guard !chain.isEmpty else { throw TLSSetupError("\(certificatePath) holds no PEM certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw TLSSetupError("cannot read the private key \(keyPath): \(error)")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.applicationProtocols = ["http/1.1"]
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw TLSSetupError(
+                "the key \(keyPath) and the certificate \(certificatePath) cannot be used together: \(error)")
+        }
+    }
+
+    /// A certificate from Kakapo's CA for the loopback names.
+    public init(authority: CertificateAuthority) throws(TLSSetupError) {
+        context = try authority.serverContext(for: ["localhost", "127.0.0.1", "::1"])
+    }
+
+    public func makeServerHandler(forHost host: String) throws -> any ChannelHandler {
+        NIOSSLServerHandler(context: context)
+    }
+}

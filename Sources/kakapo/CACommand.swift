@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import KakapoTLS
+
+/// `kakapo ca`: where Kakapo's CA certificate is, and how to make clients trust it.
+struct CACommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca",
+        abstract: "Kakapo's local certificate authority, which signs intercepted hosts' certificates.",
+        subcommands: [Path.self, Trust.self])
+
+    struct Options: ParsableArguments {
+        @Option(help: ArgumentHelp("The CA's folder (default ~/.kakapo/ca).", valueName: "dir"))
+        var caDir: String?
+
+        /// The CA, created on first use; exit 3 with the reason when it cannot be.
+        func authority() throws -> CertificateAuthority {
+            do {
+                return try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
+            } catch {
+                standardError("error: \(error)")
+                throw ExitCode(ExitStatus.invalidInput)
+            }
+        }
+    }
+
+    /// `kakapo ca path`: prints the CA certificate's path (creating the CA on first use).
+    struct Path: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the path of the CA certificate (PEM), creating the CA on first use.")
+
+        @OptionGroup var options: Options
+
+        func run() throws {
+            print(try options.authority().certificatePath)
+        }
+    }
+
+    /// `kakapo ca trust`: prints how to trust the CA on the usual systems.
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print how to trust the CA on macOS, Debian/Ubuntu, an iOS simulator and in common clients.")
+
+        @OptionGroup var options: Options
+
+        func run() throws {
+            let path = try options.authority().certificatePath
+            print(
+                """
+                Kakapo's CA certificate: \(path)
+                Trust it only on machines you test on; anyone with its key (\(CertificateAuthority.keyFileName), mode 0600,
+                beside it) can impersonate any site to them.
+
+                macOS (system keychain):
+                  sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain "\(path)"
+
+                Debian / Ubuntu:
+                  sudo cp "\(path)" /usr/local/share/ca-certificates/kakapo-ca.crt
+                  sudo update-ca-certificates
+
+                iOS simulator (booted):
+                  xcrun simctl keychain booted add-root-cert "\(path)"
+
+                One client only, nothing installed:
+                  curl --proxy http://127.0.0.1:8080 --cacert "\(path)" https://api.example.com/
+                  REQUESTS_CA_BUNDLE="\(path)" python3 app.py      (Python requests)
+                  NODE_EXTRA_CA_CERTS="\(path)" node app.js
+                  SSL_CERT_FILE="\(path)" ...                      (OpenSSL-based tools)
+
+                To remove it: delete the certificate from the store you added it to, then remove \((path as NSString).deletingLastPathComponent).
+                """)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import Kakapo
+import KakapoTLS
+
+/// Options for HTTPS: the forward-proxy mode with its CA, and a TLS listener for the reverse-proxy mode.
+struct ForwardProxyOptions: ParsableArguments {
+    @Flag(
+        help:
+            "Work as a forward proxy: clients set HTTP_PROXY/HTTPS_PROXY to Kakapo, each request names its host, and CONNECT tunnels to intercepted hosts are decrypted with certificates from Kakapo's CA."
+    )
+    var proxy = false
+
+    @Option(
+        name: .customLong("intercept"),
+        help: ArgumentHelp(
+            "With --proxy, decrypt only this host's tunnels (repeatable; *.example.com for its subdomains); others pass through blind. Default: every host.",
+            valueName: "host"))
+    var intercept: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "The folder of Kakapo's CA, created on first use (default ~/.kakapo/ca).", valueName: "dir"))
+    var caDir: String?
+
+    @Flag(help: "Answer TLS on the listening port with a certificate from Kakapo's CA for localhost and 127.0.0.1.")
+    var tls = false
+
+    @Option(
+        help: ArgumentHelp("Answer TLS on the listening port with this certificate chain (PEM).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    func validate() throws {
+        if !intercept.isEmpty && !proxy {
+            throw ValidationError("--intercept only applies to the forward proxy: add --proxy")
+        }
+        for host in intercept where host.isEmpty || host.contains("/") || host.contains(":") || host.contains(" ") {
+            throw ValidationError(
+                "--intercept takes a host name such as api.example.com or *.example.com, not \"\(host)\"")
+        }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: give both")
+        }
+        if tls && tlsCert != nil {
+            throw ValidationError("--tls makes a certificate from Kakapo's CA; leave it out when giving --tls-cert")
+        }
+        for (flag, path) in [("--tls-cert", tlsCert), ("--tls-key", tlsKey)] {
+            if let path, !FileManager.default.isReadableFile(atPath: path) {
+                throw ValidationError("\(flag): cannot read \(path)")
+            }
+        }
+    }
+
+    /// Whether the listening port answers TLS.
+    var listensWithTLS: Bool { tls || tlsCert != nil }
+
+    /// The CA of `--ca-dir` (or the default folder), created when missing.
+    func authority() throws(TLSSetupError) -> CertificateAuthority {
+        try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
+    }
+
+    /// Sets the forward-proxy and listener parts of `configuration`; the CA is made or read only when
+    /// one of them needs it.
+    func apply(to configuration: inout ProxyConfiguration) throws(TLSSetupError) {
+        if proxy {
+            configuration.forwardProxy = ForwardProxyConfiguration(
+                intercept: intercept, interception: InterceptionCertificates(authority: try authority()))
+        }
+        if let tlsCert, let tlsKey {
+            configuration.listenerTLS = try ListenerCertificate(certificatePath: tlsCert, keyPath: tlsKey)
+        } else if tls {
+            configuration.listenerTLS = try ListenerCertificate(authority: try authority())
+        }
+    }
+}
