@@ -22,9 +22,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let settings: HTTPConnectionSettings
-    private var pipeline: RequestPipeline { settings.pipeline }
-    private var tracker: InFlightTracker { settings.tracker }
-    private var maximumBodyBytes: Int { settings.maximumBodyBytes }
+    private let pipeline: RequestPipeline
+    private let tracker: InFlightTracker
+    private let maximumBodyBytes: Int
     private let deadline: RequestDeadlineHandler?
     /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
     private let origin: String?
@@ -33,6 +33,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var rejected = false
     /// Set once a `CONNECT` took the connection over: nothing more is read as HTTP here.
     private var tunnelling = false
+    /// A `CONNECT` head has been read; its end opens the tunnel.
+    private var connecting = false
     /// Whether the peer is on loopback, worked out once per connection (it needs the address as text).
     private var loopbackPeer: Bool?
 
@@ -45,6 +47,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     init(settings: HTTPConnectionSettings, deadline: RequestDeadlineHandler?, origin: String?) {
         self.settings = settings
+        self.pipeline = settings.pipeline
+        self.tracker = settings.tracker
+        self.maximumBodyBytes = settings.maximumBodyBytes
         self.deadline = deadline
         self.origin = origin
     }
@@ -52,13 +57,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if tunnelling { return }
         let part = unwrapInboundIn(data)
-        if case .head(let head) = part, head.method == .CONNECT {
-            self.head = head
-            self.rejected = false
-            return
-        }
-        if let head, head.method == .CONNECT {
-            if case .end = part {
+        if connecting {
+            // A CONNECT's body, if any, is ignored; its end opens the tunnel.
+            if case .end = part, let head {
+                connecting = false
                 self.head = nil
                 deadline?.requestReceived()
                 connect(head, context: context)
@@ -66,6 +68,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         switch part {
+        case .head(let head) where head.method == .CONNECT:
+            self.head = head
+            connecting = true
         case .head(let head):
             self.head = head
             self.body = nil

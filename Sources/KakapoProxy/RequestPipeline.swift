@@ -130,7 +130,8 @@ public final class RequestPipeline: Sendable {
     /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
     @discardableResult
     func journal(_ request: HTTPRequest, _ answer: ProxyAnswer, milliseconds: Double) -> String {
-        let url = (request.origin ?? "") + configuration.redactor.redact(target: request.target)
+        var url = configuration.redactor.redact(target: request.target)
+        if let origin = request.origin { url = origin + url }
         journal.append(
             .init(
                 method: request.method.rawValue, url: url, status: answer.response.status, source: answer.source,
