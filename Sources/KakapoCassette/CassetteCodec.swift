@@ -57,7 +57,21 @@ public enum CassetteCodec {
             "status": .number(JSONNumber(interaction.response.status)),
             "headers": encode(interaction.response.headers),
         ]
-        if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
+        if let chunks = interaction.chunks {
+            // One entry per event, text when it is text: what a person edits is what is replayed.
+            response["chunks"] = .array(
+                chunks.map { chunk in
+                    var entry: JSONObject = [
+                        "offsetMs": .number(JSONNumber(literal: formatMilliseconds(chunk.offsetMilliseconds)))
+                    ]
+                    if let text = String(validating: chunk.bytes, as: UTF8.self) {
+                        entry["text"] = .string(text)
+                    } else {
+                        for (key, value) in BodyCoding.form(of: chunk.bytes) { entry[key] = value }
+                    }
+                    return .object(entry)
+                })
+        } else if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
             response["body"] = body
         }
         return .object([
@@ -141,7 +155,27 @@ public enum CassetteCodec {
                 path: responsePath + [.key("status")], message: "\"status\" must be an integer from 100 to 999")
         }
         let responseHeaders = try headers(response["headers"], at: responsePath + [.key("headers")])
-        let responseBody = try BodyCoding.decode(response["body"], path: responsePath + [.key("body")])
+        var responseBody = try BodyCoding.decode(response["body"], path: responsePath + [.key("body")])
+        var chunks: [ResponseChunk]?
+        if let list = response["chunks"] {
+            let chunksPath = responsePath + [.key("chunks")]
+            guard response["body"] == nil else {
+                throw CassetteDecodingError(
+                    path: chunksPath, message: "a response has \"body\" or \"chunks\", not both")
+            }
+            guard let entries = list.arrayValue else {
+                throw CassetteDecodingError(path: chunksPath, message: "\"chunks\" must be an array")
+            }
+            chunks = try entries.enumerated().map { (index, entry) throws(CassetteDecodingError) in
+                let entryPath = chunksPath + [.index(index)]
+                guard let offset = entry.objectValue?["offsetMs"]?.numberValue?.doubleValue, offset >= 0 else {
+                    throw CassetteDecodingError(
+                        path: entryPath, message: "a chunk needs \"offsetMs\", a number of milliseconds from 0")
+                }
+                return ResponseChunk(offsetMilliseconds: offset, bytes: try BodyCoding.decode(entry, path: entryPath))
+            }
+            responseBody = chunks?.joinedBytes ?? []
+        }
 
         var recordedAt = ""
         if let value = object["recordedAt"] { recordedAt = try string(value, at: path + [.key("recordedAt")]) }
@@ -158,7 +192,7 @@ public enum CassetteCodec {
                 method: HTTPMethod(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
             response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: recordedAt,
-            durationMilliseconds: duration)
+            durationMilliseconds: duration, chunks: chunks)
     }
 
     static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTPHeaders

@@ -9,12 +9,19 @@ public struct Interaction: Hashable, Sendable {
     public var recordedAt: String
     /// How long the upstream took to answer, in milliseconds.
     public var durationMilliseconds: Double
+    /// For a streamed answer (server-sent events), its pieces with their timing; `response.body` is
+    /// then their bytes joined. Nil for an ordinary answer.
+    public var chunks: [ResponseChunk]?
 
-    public init(request: HTTPRequest, response: HTTPResponse, recordedAt: String, durationMilliseconds: Double) {
+    public init(
+        request: HTTPRequest, response: HTTPResponse, recordedAt: String, durationMilliseconds: Double,
+        chunks: [ResponseChunk]? = nil
+    ) {
         self.request = request
         self.response = response
         self.recordedAt = recordedAt
         self.durationMilliseconds = durationMilliseconds
+        self.chunks = chunks
     }
 }
 

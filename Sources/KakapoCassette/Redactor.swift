@@ -85,6 +85,14 @@ public struct Redactor: Hashable, Sendable {
             copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
                 Self.replace(secrets, in: $0, count: &echoes)
             }
+            if let chunks = copy.chunks {
+                copy.chunks = chunks.map { chunk in
+                    ResponseChunk(
+                        offsetMilliseconds: chunk.offsetMilliseconds,
+                        bytes: Self.replace(secrets, in: chunk.bytes, count: &echoes))
+                }
+                copy.response.body = copy.chunks?.joinedBytes ?? []
+            }
             redacted += Array(repeating: "echoed secret", count: echoes)
         }
         return (copy, redacted)

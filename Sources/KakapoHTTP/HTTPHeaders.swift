@@ -87,3 +87,12 @@ extension String {
         return true
     }
 }
+
+extension HTTPHeaders {
+    /// Whether `Content-Type` announces server-sent events (`text/event-stream`): an answer Kakapo
+    /// streams through and records event by event, with timing.
+    public var announcesEventStream: Bool {
+        guard let type = self["Content-Type"] else { return false }
+        return type.utf8.count >= 17 && type.lowercased().hasPrefix("text/event-stream")
+    }
+}

@@ -191,6 +191,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
         done: @escaping @Sendable () -> Void
     ) {
+        if request.method != .HEAD, answer.live != nil || answer.chunks != nil {
+            writeStream(answer, for: request, context: context, done: done)
+            return
+        }
         let prepared = answer.prepared ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
@@ -323,6 +327,69 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     )
                 }
             }
+    }
+
+    /// Writes an event stream piece by piece with chunked framing: a live one as the upstream delivers
+    /// it, a recorded one with its recorded gaps (or back to back with `--stream-timing none`).
+    private func writeStream(
+        _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
+        done: @escaping @Sendable () -> Void
+    ) {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in HopByHopHeaders.removing(from: answer.response.headers)
+        where !field.name.caseInsensitiveEquals("content-length")
+            && !field.name.caseInsensitiveEquals("x-kakapo-source")
+        {
+            headers.add(name: field.name, value: field.value)
+        }
+        headers.add(name: "X-Kakapo-Source", value: answer.source.rawValue)
+        let keepAlive = request.isKeepAlive
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let status = HTTPResponseStatus(statusCode: answer.response.status)
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            promise: nil)
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        let channel = context.channel
+        let send: @Sendable (LiveResponse.Event) -> Void = { event in
+            loop.execute {
+                let (handler, context) = bound.value
+                switch event {
+                case .data(let bytes):
+                    context.writeAndFlush(
+                        handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+                case .end:
+                    context.writeAndFlush(handler.wrapOutboundOut(.end(nil))).whenComplete { _ in
+                        if !keepAlive { channel.close(promise: nil) }
+                        done()
+                    }
+                case .broken:
+                    channel.close().whenComplete { _ in done() }
+                }
+            }
+        }
+        if let live = answer.live {
+            live.attach(send)
+            return
+        }
+        let chunks = answer.chunks ?? []
+        let timed = pipeline.configuration.streamTiming == .recorded
+        for chunk in chunks {
+            if timed && chunk.offsetMilliseconds > 0 {
+                loop.scheduleTask(in: .microseconds(Int64(chunk.offsetMilliseconds * 1000))) {
+                    send(.data(chunk.bytes))
+                }
+            } else {
+                send(.data(chunk.bytes))
+            }
+        }
+        let last = chunks.last?.offsetMilliseconds ?? 0
+        if timed && last > 0 {
+            loop.scheduleTask(in: .microseconds(Int64(last * 1000) + 1)) { send(.end) }
+        } else {
+            send(.end)
+        }
     }
 
     private func reject(context: ChannelHandlerContext, head: HTTPRequestHead) {

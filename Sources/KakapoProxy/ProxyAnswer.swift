@@ -1,3 +1,4 @@
+import KakapoCassette
 import KakapoHTTP
 import KakapoStubs
 import KakapoUpstream
@@ -14,6 +15,10 @@ public struct ProxyAnswer: Sendable {
     public var upstreamError: UpstreamError?
     /// The response already prepared for the wire (recorded answers), if any.
     var prepared: PreparedResponse?
+    /// A recorded event stream: sent event by event (the body is their bytes joined).
+    var chunks: [ResponseChunk]?
+    /// An event stream still arriving from the upstream: `response` has its status and headers only.
+    var live: LiveResponse?
 
     public init(response: HTTPResponse, source: ResponseSource) {
         self.response = response

@@ -45,6 +45,8 @@ public struct ProxyConfiguration: Sendable {
     /// Set to work as a forward proxy (`--proxy`): requests name their own host, `CONNECT` opens tunnels
     /// (decrypted or blind), and the upstream needs no base URL.
     public var forwardProxy: ForwardProxyConfiguration?
+    /// How recorded event streams are replayed: with their recorded gaps, or back to back.
+    public var streamTiming: StreamTiming = .recorded
     /// Set to answer TLS on the listening port (`--tls`, `--tls-cert`/`--tls-key`).
     public var listenerTLS: (any TLSTermination)?
 

@@ -104,7 +104,9 @@ public final class RequestPipeline: Sendable {
             let prepared = replies.prepared(hit.position) {
                 PreparedResponse(hit.interaction.response, source: .cassette)
             }
-            completion(ProxyAnswer(response: hit.interaction.response, source: .cassette, prepared: prepared))
+            var answer = ProxyAnswer(response: hit.interaction.response, source: .cassette, prepared: prepared)
+            answer.chunks = hit.interaction.chunks
+            completion(answer)
             return
         }
         guard mode.usesUpstream, let upstream else {
@@ -119,8 +121,13 @@ public final class RequestPipeline: Sendable {
     /// a `fault` instead of a response; the caller turns it into its own kind of failure.
     public func answer(_ request: HTTPRequest) async -> ProxyAnswer {
         let started = ContinuousClock.now
-        let answer = await withCheckedContinuation { continuation in
+        var answer = await withCheckedContinuation { continuation in
             handle(request, fromLoopback: true) { continuation.resume(returning: $0) }
+        }
+        if let live = answer.live {
+            // No socket to stream to: the caller gets the whole answer once the upstream is done.
+            answer.response.body = await live.collect()
+            answer.live = nil
         }
         if answer.delay > .zero { try? await Task.sleep(for: answer.delay) }
         journal(request, answer, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
@@ -157,7 +164,28 @@ public final class RequestPipeline: Sendable {
         let prepared = upstream.prepare(request)
         let started = ContinuousClock.now
         let session = configuration.mode.records ? self.session : nil
-        upstream.send(prepared) { result in
+        // Server-sent events go to the client as they arrive: the answer completes at their head, and
+        // the recording (one chunk per event, with its offset) is made when the stream ends.
+        let live = LiveResponse()
+        let streamed = Mutex(false)
+        let onStream: @Sendable (UpstreamStreamEvent) -> Void = { event in
+            switch event {
+            case .head(let head):
+                streamed.withLock { $0 = true }
+                var answer = ProxyAnswer(response: head, source: .upstream)
+                answer.live = live
+                completion(answer)
+            case .data(let bytes):
+                live.append(bytes)
+            }
+        }
+        upstream.send(prepared, onStream: onStream) { [logger] result in
+            let wasStreamed = streamed.withLock { $0 }
+            if wasStreamed {
+                var failed = false
+                if case .failure = result { failed = true }
+                live.finish(broken: failed)
+            }
             switch result {
             case .success(let response):
                 let elapsed = ContinuousClock.now - started
@@ -167,10 +195,14 @@ public final class RequestPipeline: Sendable {
                     session.record(
                         Interaction(
                             request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                            durationMilliseconds: elapsed / .milliseconds(1)),
+                            durationMilliseconds: elapsed / .milliseconds(1), chunks: wasStreamed ? live.chunks : nil),
                         replacing: replacing)
                 }
-                completion(ProxyAnswer(response: response, source: .upstream))
+                if !wasStreamed { completion(ProxyAnswer(response: response, source: .upstream)) }
+            case .failure(let error) where wasStreamed:
+                logger.warning(
+                    "the event stream from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
+                )
             case .failure(let error):
                 completion(
                     RequestPipeline.upstreamFailure(error, upstream: upstream.destination(of: prepared) ?? "none"))

@@ -23,11 +23,13 @@ final class CurlHandle {
     /// Performs `request` (already prepared for the upstream) against `url`; `caBundle` replaces the
     /// trusted CA certificates when given (PEM).
     func perform(
-        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]? = nil
+        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]? = nil,
+        onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil
     ) -> Result<HTTPResponse, UpstreamError> {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
         let sink = ResponseSink(limit: configuration.maximumResponseBytes)
+        sink.onStream = onStream
         let sinkPointer = Unmanaged.passRetained(sink)
         defer { sinkPointer.release() }
 
@@ -137,12 +139,18 @@ final class CurlHandle {
     }
 }
 
-/// Collects one response: raw header lines in wire order and the body bytes, up to a limit.
+/// Collects one response: raw header lines in wire order and the body bytes, up to a limit. A streamed
+/// answer (server-sent events) is also reported as it arrives, when someone listens.
 final class ResponseSink {
     let limit: Int
     var headerLines: [String] = []
     var body: [UInt8] = []
     var exceededLimit = false
+    var onStream: (@Sendable (UpstreamStreamEvent) -> Void)?
+    /// The status of the response being read, from its status line.
+    private var status = 0
+    /// Set once the head of a streamed answer has been reported: body bytes are reported too.
+    private var streaming = false
 
     init(limit: Int) { self.limit = limit }
 
@@ -151,9 +159,24 @@ final class ResponseSink {
         // established`): keep only the last response's fields.
         if line.hasPrefix("HTTP/") {
             headerLines.removeAll()
+            status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
             return
         }
         headerLines.append(line)
+    }
+
+    /// The blank line after a header section: a final answer that streams is reported now.
+    func headersEnded() {
+        guard let onStream, !streaming, status >= 200 else { return }
+        let headers = responseHeaders()
+        guard headers.announcesEventStream else { return }
+        streaming = true
+        onStream(.head(HTTPResponse(status: status, headers: headers)))
+    }
+
+    func appendBody(_ bytes: UnsafeRawBufferPointer) {
+        body.append(contentsOf: bytes)
+        if streaming { onStream?(.data(Array(bytes))) }
     }
 
     /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
@@ -175,7 +198,11 @@ private let curlHeaderCallback: kakapo_curl_data_callback = { data, size, count,
     while let last = bytes.last, last == 0x0A || last == 0x0D {
         bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())
     }
-    if !bytes.isEmpty { sink.appendHeaderLine(String(decoding: bytes, as: UTF8.self)) }
+    if bytes.isEmpty {
+        sink.headersEnded()
+    } else {
+        sink.appendHeaderLine(String(decoding: bytes, as: UTF8.self))
+    }
     return length
 }
 
@@ -187,6 +214,6 @@ private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, 
         sink.exceededLimit = true
         return 0  // makes libcurl stop with CURLE_WRITE_ERROR
     }
-    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    sink.appendBody(UnsafeRawBufferPointer(start: data, count: length))
     return length
 }

@@ -9,6 +9,8 @@ final class CurlWorkerPool: @unchecked Sendable {
     struct Job {
         let request: HTTPRequest
         let url: String
+        /// Told about a streamed answer as it arrives; nil buffers every answer.
+        var onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil
         let completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     }
 
@@ -67,7 +69,8 @@ final class CurlWorkerPool: @unchecked Sendable {
             condition.unlock()
             let result: Result<HTTPResponse, UpstreamError>
             if let handle {
-                result = handle.perform(job.request, url: job.url, configuration: configuration, caBundle: caBundle)
+                result = handle.perform(
+                    job.request, url: job.url, configuration: configuration, caBundle: caBundle, onStream: job.onStream)
             } else {
                 result = .failure(UpstreamError(code: .other, message: "libcurl could not create a handle"))
             }

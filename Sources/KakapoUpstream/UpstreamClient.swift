@@ -51,9 +51,12 @@ public final class UpstreamClient: Sendable {
         return prepared
     }
 
-    /// Sends a prepared request and calls `completion` on a libcurl worker thread.
+    /// Sends a prepared request and calls `completion` on a libcurl worker thread. `onStream`, when
+    /// given, hears about a streamed answer (server-sent events) as it arrives, on the same thread, before
+    /// `completion` reports the whole of it.
     public func send(
-        _ prepared: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+        _ prepared: HTTPRequest, onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     ) {
         let target: String
         if let origin = prepared.origin {
@@ -70,7 +73,7 @@ public final class UpstreamClient: Sendable {
                     )))
             return
         }
-        pool.submit(.init(request: prepared, url: target, completion: completion))
+        pool.submit(.init(request: prepared, url: target, onStream: onStream, completion: completion))
     }
 
     /// Sends a prepared request and waits for the response.

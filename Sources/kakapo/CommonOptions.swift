@@ -65,6 +65,12 @@ struct CommonOptions: ParsableArguments {
             valueName: "postgres://user@host:port/db"))
     var store: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How recorded server-sent events are replayed: recorded (each after its recorded gap) or none (back to back).",
+            valueName: "recorded|none"))
+    var streamTiming: StreamTiming = .recorded
+
     @OptionGroup var redaction: RedactionOptions
     @OptionGroup var https: ForwardProxyOptions
 
@@ -117,14 +123,18 @@ struct CommonOptions: ParsableArguments {
 
     /// The proxy configuration these options describe, for `mode`, `cassette` and `upstream`.
     func configuration(mode: ProxyMode, cassette: String?, upstream: UpstreamConfiguration?) -> ProxyConfiguration {
-        ProxyConfiguration(
+        var configuration = ProxyConfiguration(
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
             maximumRequestBodyBytes: maxBodySize, maximumHeaderBytes: maxHeaderSize, idleTimeout: idleTimeout,
             requestReadTimeout: requestReadTimeout, adminToken: adminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
+        configuration.streamTiming = streamTiming
+        return configuration
     }
 }
+
+extension StreamTiming: ExpressibleByArgument {}
 
 /// Options of the commands that talk to an upstream.
 struct UpstreamOptions: ParsableArguments {

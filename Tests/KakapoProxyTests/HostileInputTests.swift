@@ -127,9 +127,11 @@ struct HostileInputTests {
             try await Task.sleep(for: .milliseconds(200))
         }
         let answer = connection.receive()
+        // `closed` is the server's doing: without it the read gives up after its 5-second timeout. The
+        // time bound is loose because the test's own sleeps stretch on a loaded 2-core machine.
         #expect(answer.closed)
         #expect(answer.text.isEmpty, "no answer to a request that never finished")
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(ContinuousClock.now - started < .seconds(8))
         try await Self.stillServing(proxy)
         await proxy.stop()
     }

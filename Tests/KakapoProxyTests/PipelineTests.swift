@@ -76,9 +76,11 @@ struct PipelineTests {
     @Test("an unreachable upstream answers 502 with a JSON reason, records nothing, and the server keeps serving")
     func unreachableUpstream() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/c.json"
-        let gone = try await TestUpstream.start { _ in .close }
-        await gone.stop()
-        let proxy = try await ProxyHarness.recording(gone, cassette: cassette)
+        // A port bound by no listener: nothing else can start there while the test runs.
+        let gone = try ClosedPort()
+        let proxy = try await ProxyHarness.start(
+            ProxyConfiguration(
+                mode: .new, cassettePath: cassette, upstream: UpstreamConfiguration(baseURL: gone.baseURL)))
         for _ in 0..<2 {
             let response = try await proxy.client.send(.get, "/anything")
             #expect(response.status == 502)

@@ -2,6 +2,11 @@ import Foundation
 import KakapoTestSupport
 import Testing
 
+/// Every HTTPS test, one at a time: each starts several processes (kakapo, curl, python, openssl), and
+/// running them side by side with the rest of the suite loaded a 2-core machine enough to upset the
+/// timing tests elsewhere.
+@Suite("HTTPS", .serialized) struct HTTPSTests {}
+
 /// A real HTTPS upstream for the forward-proxy tests: the `kakapo` binary serving a routes file with
 /// `--tls`, its certificate signed by a CA of its own (not the proxy's), in a folder of its own.
 final class HTTPSUpstream: Sendable {

@@ -17,6 +17,9 @@ public final class TestUpstream: Sendable {
         case close
         /// Promises `declared` bytes, sends `sent`, and closes the connection: a reset mid-body.
         case truncated(declared: Int, sent: [UInt8])
+        /// Answers 200 with these headers and chunked framing, sending the head at once and each chunk
+        /// `gap` seconds after the one before (server-sent events).
+        case paced(headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]], gap: Double)
         /// Gives `reply` after `seconds`, without blocking the server.
         indirect case delayed(seconds: Double, reply: Reply)
     }
@@ -26,32 +29,42 @@ public final class TestUpstream: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let log: NIOLockedValueBox<[HTTPRequest]>
+    private let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
     public let port: Int
 
     /// Starts the server.
     public static func start(_ handler: @escaping Handler) async throws -> TestUpstream {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = NIOLockedValueBox<[HTTPRequest]>([])
+        let sends = NIOLockedValueBox<[ContinuousClock.Instant]>([])
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(UpstreamHandler(handler: handler, log: log))
+                    try channel.pipeline.syncOperations.addHandler(
+                        UpstreamHandler(handler: handler, log: log, sends: sends))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TestUpstream(group: group, channel: channel, log: log)
+        return TestUpstream(group: group, channel: channel, log: log, sends: sends)
     }
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTPRequest]>) {
+    private init(
+        group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTPRequest]>,
+        sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+    ) {
         self.group = group
         self.channel = channel
         self.log = log
+        self.sends = sends
         self.port = channel.localAddress?.port ?? 0
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// When each chunk of a `.paced` answer was written, in order.
+    public var pacedSends: [ContinuousClock.Instant] { sends.withLockedValue { $0 } }
 
     /// Every request received so far, in order.
     public var received: [HTTPRequest] { log.withLockedValue { $0 } }
@@ -69,10 +82,15 @@ final class UpstreamHandler: ChannelInboundHandler {
 
     let handler: TestUpstream.Handler
     let log: NIOLockedValueBox<[HTTPRequest]>
+    let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
     var head: HTTPRequestHead?
     var body: [UInt8] = []
 
-    init(handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>) {
+    init(
+        handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>,
+        sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+    ) {
+        self.sends = sends
         self.handler = handler
         self.log = log
     }
@@ -118,6 +136,22 @@ final class UpstreamHandler: ChannelInboundHandler {
                 headers.add(name: "Content-Length", value: String(response.body.count))
             }
             write(status: response.status, headers: headers, chunks: [response.body], context: context)
+        case .paced(let fields, let chunks, let gap):
+            let head = HTTPResponseHead(
+                version: .http1_1, status: .ok, headers: NIOHTTP1.HTTPHeaders(fields.map { ($0.name, $0.value) }))
+            context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            for (index, chunk) in chunks.enumerated() {
+                context.eventLoop.scheduleTask(in: .milliseconds(Int64(gap * 1000) * Int64(index + 1))) {
+                    let (handler, context) = bound.value
+                    let part = context.channel.allocator.buffer(bytes: chunk)
+                    handler.sends.withLockedValue { $0.append(.now) }
+                    context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
+                    if index == chunks.count - 1 {
+                        context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    }
+                }
+            }
         case .chunked(let status, let fields, let chunks):
             var headers = NIOHTTP1.HTTPHeaders(fields.map { ($0.name, $0.value) })
             headers.add(name: "Transfer-Encoding", value: "chunked")
