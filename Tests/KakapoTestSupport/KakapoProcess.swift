@@ -54,6 +54,11 @@ public final class KakapoProcess: Sendable {
         try process.run()
     }
 
+    /// A test that fails before stopping its process must not leave it running.
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
     /// Everything written to standard output so far.
     public var standardOutput: String { output.withLockedValue { String(decoding: $0, as: UTF8.self) } }
     /// Everything written to standard error so far.
