@@ -22,7 +22,7 @@ public struct MissReport: Sendable {
         limit: Int = 3
     ) {
         self.method = request.method.rawValue
-        self.url = (request.origin ?? "") + redactor.redact(target: request.target)
+        self.url = redactor.redactedURL(of: request)
         let key = RequestKey(request, redactor: redactor, matching: matching)
         let body =
             matching.matchBody
@@ -86,8 +86,7 @@ public struct MissReport: Sendable {
                     score,
                     Candidate(
                         position: position, method: recorded.method,
-                        url: (interaction.request.origin ?? "") + redactor.redact(target: interaction.request.target),
-                        differences: differences)
+                        url: redactor.redactedURL(of: interaction.request), differences: differences)
                 ))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.candidate.position < $1.candidate.position }

@@ -104,6 +104,14 @@ public struct Redactor: Hashable, Sendable {
         return redact(headers: headers, noting: &ignored)
     }
 
+    /// The request's URL as reports and the journal show it: its origin, when it names one, then the
+    /// target with the values of secret query parameters replaced.
+    public func redactedURL(of request: HTTPRequest) -> String {
+        let target = redact(target: request.target)
+        guard let origin = request.origin else { return target }
+        return origin + target
+    }
+
     /// The target with the values of secret query parameters replaced; the rest is kept as sent.
     public func redact(target: String) -> String {
         var ignored: [String] = []

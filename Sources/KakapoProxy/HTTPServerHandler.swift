@@ -259,7 +259,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             return
         }
-        openBlindTunnel(to: host, port: port, for: head, timeout: forward.tunnelConnectTimeout, context: context)
+        openBlindTunnel(to: host, port: port, timeout: forward.tunnelConnectTimeout, context: context)
     }
 
     /// Answers a `CONNECT` that opens no tunnel with `{"error": message}` and closes the connection. Written
@@ -286,7 +286,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Connects to `host:port`, answers 200 and from then on passes bytes both ways untouched; answers 502
     /// when the host cannot be reached.
     private func openBlindTunnel(
-        to host: String, port: Int, for head: HTTPRequestHead, timeout: Double, context: ChannelHandlerContext
+        to host: String, port: Int, timeout: Double, context: ChannelHandlerContext
     ) {
         tunnelling = true
         let channel = context.channel
@@ -335,14 +335,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
         done: @escaping @Sendable () -> Void
     ) {
-        var headers = NIOHTTP1.HTTPHeaders()
-        for field in HopByHopHeaders.removing(from: answer.response.headers)
-        where !field.name.caseInsensitiveEquals("content-length")
-            && !field.name.caseInsensitiveEquals("x-kakapo-source")
-        {
-            headers.add(name: field.name, value: field.value)
-        }
-        headers.add(name: "X-Kakapo-Source", value: answer.source.rawValue)
+        var headers = PreparedResponse.streamingHeaders(answer.response, source: answer.source)
         let keepAlive = request.isKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let status = HTTPResponseStatus(statusCode: answer.response.status)

@@ -36,8 +36,7 @@ struct PreparedResponse: Sendable {
                 hasLength = true
                 continue
             }
-            // An upstream that is itself a Kakapo names its own source; this one's replaces it.
-            if field.name.caseInsensitiveEquals("x-kakapo-source") { continue }
+            if Self.isUpstreamSource(field.name) { continue }
             if needsOthers { headers.add(name: field.name, value: field.value) }
             if needsHead { headHeaders.add(name: field.name, value: field.value) }
         }
@@ -48,4 +47,19 @@ struct PreparedResponse: Sendable {
         self.headHeaders = needsHead ? headHeaders : headers
         body = ByteBuffer(bytes: response.body)
     }
+
+    /// Headers for an answer sent piece by piece with chunked framing (an event stream): hop-by-hop
+    /// fields and the length dropped, `X-Kakapo-Source` added.
+    static func streamingHeaders(_ response: HTTPResponse, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in HopByHopHeaders.removing(from: response.headers)
+        where !field.name.caseInsensitiveEquals("content-length") && !isUpstreamSource(field.name) {
+            headers.add(name: field.name, value: field.value)
+        }
+        headers.add(name: "X-Kakapo-Source", value: source.rawValue)
+        return headers
+    }
+
+    /// An upstream that is itself a Kakapo names its own source; this one's replaces it.
+    private static func isUpstreamSource(_ name: String) -> Bool { name.caseInsensitiveEquals("x-kakapo-source") }
 }

@@ -137,8 +137,7 @@ public final class RequestPipeline: Sendable {
     /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
     @discardableResult
     func journal(_ request: HTTPRequest, _ answer: ProxyAnswer, milliseconds: Double) -> String {
-        var url = configuration.redactor.redact(target: request.target)
-        if let origin = request.origin { url = origin + url }
+        let url = configuration.redactor.redactedURL(of: request)
         journal.append(
             .init(
                 method: request.method.rawValue, url: url, status: answer.response.status, source: answer.source,
@@ -166,25 +165,26 @@ public final class RequestPipeline: Sendable {
         let session = configuration.mode.records ? self.session : nil
         // Server-sent events go to the client as they arrive: the answer completes at their head, and
         // the recording (one chunk per event, with its offset) is made when the stream ends.
-        let live = LiveResponse()
-        let streamed = Mutex(false)
+        // Made at the head of a streamed answer only; every other answer needs none.
+        let live = Mutex<LiveResponse?>(nil)
         let onStream: @Sendable (UpstreamStreamEvent) -> Void = { event in
             switch event {
             case .head(let head):
-                streamed.withLock { $0 = true }
+                let stream = LiveResponse()
+                live.withLock { $0 = stream }
                 var answer = ProxyAnswer(response: head, source: .upstream)
-                answer.live = live
+                answer.live = stream
                 completion(answer)
             case .data(let bytes):
-                live.append(bytes)
+                live.withLock { $0 }?.append(bytes)
             }
         }
         upstream.send(prepared, onStream: onStream) { [logger] result in
-            let wasStreamed = streamed.withLock { $0 }
-            if wasStreamed {
+            let stream = live.withLock { $0 }
+            if let stream {
                 var failed = false
                 if case .failure = result { failed = true }
-                live.finish(broken: failed)
+                stream.finish(broken: failed)
             }
             switch result {
             case .success(let response):
@@ -195,11 +195,11 @@ public final class RequestPipeline: Sendable {
                     session.record(
                         Interaction(
                             request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                            durationMilliseconds: elapsed / .milliseconds(1), chunks: wasStreamed ? live.chunks : nil),
+                            durationMilliseconds: elapsed / .milliseconds(1), chunks: stream?.chunks),
                         replacing: replacing)
                 }
-                if !wasStreamed { completion(ProxyAnswer(response: response, source: .upstream)) }
-            case .failure(let error) where wasStreamed:
+                if stream == nil { completion(ProxyAnswer(response: response, source: .upstream)) }
+            case .failure(let error) where stream != nil:
                 logger.warning(
                     "the event stream from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
                 )
@@ -268,7 +268,7 @@ public final class RequestPipeline: Sendable {
                 "error": "no cassette is loaded and no upstream is configured",
                 "request": .object([
                     "method": .string(request.method.rawValue),
-                    "url": .string((request.origin ?? "") + configuration.redactor.redact(target: request.target)),
+                    "url": .string(configuration.redactor.redactedURL(of: request)),
                 ]),
             ])
         }

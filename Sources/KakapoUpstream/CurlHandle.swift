@@ -151,12 +151,16 @@ final class ResponseSink {
     private var status = 0
     /// Set once the head of a streamed answer has been reported: body bytes are reported too.
     private var streaming = false
+    /// `responseHeaders()` as last worked out, until another header line arrives: the end of the header
+    /// section and the end of the exchange both need it.
+    private var parsedHeaders: HTTPHeaders?
 
     init(limit: Int) { self.limit = limit }
 
     func appendHeaderLine(_ line: String) {
         // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
         // established`): keep only the last response's fields.
+        parsedHeaders = nil
         if line.hasPrefix("HTTP/") {
             headerLines.removeAll()
             status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
@@ -181,12 +185,15 @@ final class ResponseSink {
 
     /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
     func responseHeaders() -> HTTPHeaders {
+        if let parsedHeaders { return parsedHeaders }
         var headers = HTTPHeaders()
         for line in headerLines {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers.add(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingSpaces())
         }
-        return HopByHopHeaders.removing(from: headers)
+        let final = HopByHopHeaders.removing(from: headers)
+        parsedHeaders = final
+        return final
     }
 }
 

@@ -62,17 +62,20 @@ struct ForwardProxyOptions: ParsableArguments {
         try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
     }
 
-    /// Sets the forward-proxy and listener parts of `configuration`; the CA is made or read only when
-    /// one of them needs it.
-    func apply(to configuration: inout ProxyConfiguration) throws(TLSSetupError) {
-        if proxy {
+    /// Sets the forward-proxy and listener parts of `configuration` and returns the CA they use. The CA
+    /// is made or read once, and only when one of them needs it.
+    @discardableResult
+    func apply(to configuration: inout ProxyConfiguration) throws(TLSSetupError) -> CertificateAuthority? {
+        let authority = proxy || tls ? try self.authority() : nil
+        if proxy, let authority {
             configuration.forwardProxy = ForwardProxyConfiguration(
-                intercept: intercept, interception: InterceptionCertificates(authority: try authority()))
+                intercept: intercept, interception: InterceptionCertificates(authority: authority))
         }
         if let tlsCert, let tlsKey {
             configuration.listenerTLS = try ListenerCertificate(certificatePath: tlsCert, keyPath: tlsKey)
-        } else if tls {
-            configuration.listenerTLS = try ListenerCertificate(authority: try authority())
+        } else if tls, let authority {
+            configuration.listenerTLS = try ListenerCertificate(authority: authority)
         }
+        return authority
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Kakapo
 import KakapoPostgres
+import KakapoTLS
 import Logging
 
 /// Runs a proxy the way the CLI contract says: one `kakapo listening on` line on standard output when
@@ -26,8 +27,9 @@ struct ProxyRunner {
         }
         let logger = Logger(label: "kakapo")
         var configuration = configuration
+        let authority: CertificateAuthority?
         do {
-            try https.apply(to: &configuration)
+            authority = try https.apply(to: &configuration)
         } catch {
             standardError("error: \(error)")
             throw ExitCode(ExitStatus.invalidInput)
@@ -82,7 +84,7 @@ struct ProxyRunner {
         if https.proxy {
             let address = "\(scheme)://\(displayHost):\(port)"
             logger.info(
-                "forward proxy: export HTTP_PROXY=\(address) HTTPS_PROXY=\(address); clients trust \((try? https.authority().certificatePath) ?? "Kakapo's CA") (kakapo ca trust)"
+                "forward proxy: export HTTP_PROXY=\(address) HTTPS_PROXY=\(address); clients trust \(authority?.certificatePath ?? "Kakapo's CA") (kakapo ca trust)"
             )
         }
 
