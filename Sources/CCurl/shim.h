@@ -32,6 +32,17 @@ static inline CURLcode kakapo_curl_setopt_callback(CURL *handle, CURLoption opti
     return curl_easy_setopt(handle, option, value);
 }
 
+typedef int (*kakapo_curl_progress_callback)(void *userdata, curl_off_t download_total, curl_off_t download_now,
+                                             curl_off_t upload_total, curl_off_t upload_now);
+
+static inline CURLcode kakapo_curl_setopt_progress(CURL *handle, kakapo_curl_progress_callback callback, void *userdata) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    if (code != CURLE_OK) return code;
+    code = curl_easy_setopt(handle, CURLOPT_XFERINFODATA, userdata);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+}
+
 static inline CURLcode kakapo_curl_setopt_blob(CURL *handle, CURLoption option, void *data, size_t length) {
     struct curl_blob blob;
     blob.data = data;

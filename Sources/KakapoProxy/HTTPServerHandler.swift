@@ -37,6 +37,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var connecting = false
     /// Whether the peer is on loopback, worked out once per connection (it needs the address as text).
     private var loopbackPeer: Bool?
+    /// Requests read but not fully answered: a connection waiting for (or streaming) an answer is not idle.
+    private var answering = 0
 
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
@@ -123,6 +125,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let fromLoopback = peerIsLoopback(context)
         let started = NIODeadline.now()
         tracker.begin()
+        answering += 1
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         pipeline.handle(request, fromLoopback: fromLoopback) { [tracker, pipeline] answer in
@@ -130,6 +133,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 let (handler, context) = bound.value
                 handler.deliver(answer, for: head, context: context) {
                     tracker.end()
+                    loop.execute { bound.value.0.answering -= 1 }
                 }
                 let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
                 let url = pipeline.journal(request, answer, milliseconds: elapsed)
@@ -345,13 +349,23 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let channel = context.channel
+        let live = answer.live
         let send: @Sendable (LiveResponse.Event) -> Void = { event in
             loop.execute {
                 let (handler, context) = bound.value
                 switch event {
                 case .data(let bytes):
-                    context.writeAndFlush(
-                        handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+                    let written = context.writeAndFlush(
+                        handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))))
+                    if let live {
+                        // The socket took them (backpressure), or the client is gone.
+                        written.whenComplete { result in
+                            switch result {
+                            case .success: live.delivered(bytes.count)
+                            case .failure: live.cancel()
+                            }
+                        }
+                    }
                 case .end:
                     context.writeAndFlush(handler.wrapOutboundOut(.end(nil))).whenComplete { _ in
                         if !keepAlive { channel.close(promise: nil) }
@@ -362,7 +376,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
         }
-        if let live = answer.live {
+        if let live {
+            // A client that leaves while the upstream is quiet is noticed too.
+            channel.closeFuture.whenComplete { _ in live.cancel() }
             live.attach(send)
             return
         }
@@ -398,7 +414,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A connection that sends nothing for the idle timeout is closed, so slow or stuck clients do
         // not hold connections forever.
         if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
+            if answering == 0 { context.close(promise: nil) }
             return
         }
         context.fireUserInboundEventTriggered(event)

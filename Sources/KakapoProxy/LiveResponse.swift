@@ -1,10 +1,16 @@
+import Foundation
 import KakapoCassette
 import Synchronization
 
 /// A streamed upstream answer on its way through: libcurl's thread appends body bytes as they arrive,
 /// the connection's event loop takes them as soon as it is attached (bytes that come earlier wait here),
-/// and the recording gets one chunk per server-sent event with its time offset.
-final class LiveResponse: Sendable {
+/// and for an event stream the recording gets one chunk per server-sent event with its time offset.
+///
+/// Backpressure: the consumer reports bytes the socket has taken (`delivered`); while more than
+/// `window` bytes are on their way, `append` holds libcurl's thread, which slows the upstream down
+/// instead of growing memory. A consumer that goes away (`cancel`) makes `append` refuse what comes next.
+final class LiveResponse: @unchecked Sendable {
+    // @unchecked Sendable: every stored var below is read and written only while `condition` is locked.
     enum Event: Sendable {
         case data([UInt8])
         case end
@@ -13,78 +19,134 @@ final class LiveResponse: Sendable {
         case broken
     }
 
-    private struct State {
-        var waiting: [[UInt8]] = []
-        var finished = false
-        var broken = false
-        var consumer: (@Sendable (Event) -> Void)?
-        var chunks: [ResponseChunk] = []
-        var pending: [UInt8] = []
-        var pendingOffset: Double?
-    }
-
-    private let state = Mutex(State())
+    /// Whether the body is an event stream, recorded one chunk per event.
+    let recordsEvents: Bool
+    /// How many bytes may be on their way to the client before the upstream is held.
+    let window: Int
+    private let condition = NSCondition()
+    private var waiting: [[UInt8]] = []
+    private var finished = false
+    private var broken = false
+    private var cancelled = false
+    private var keptWhole = true
+    private var inFlight = 0
+    private var consumer: (@Sendable (Event) -> Void)?
+    private var events: [ResponseChunk] = []
+    private var pending: [UInt8] = []
+    private var pendingOffset: Double?
     private let started = ContinuousClock.now
 
-    /// Body bytes from the upstream (libcurl's thread).
-    func append(_ bytes: [UInt8]) {
+    init(recordsEvents: Bool, window: Int = 1 << 20) {
+        self.recordsEvents = recordsEvents
+        self.window = window
+    }
+
+    /// Body bytes from the upstream (libcurl's thread). Waits while the client is more than `window`
+    /// bytes behind; false once the consumer is gone, to abandon the transfer.
+    func append(_ bytes: [UInt8]) -> Bool {
         let offset = (ContinuousClock.now - started) / .milliseconds(1)
-        let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
-            if state.pendingOffset == nil { state.pendingOffset = offset }
-            state.pending += bytes
-            for event in ResponseChunk.takeEvents(from: &state.pending) {
-                state.chunks.append(ResponseChunk(offsetMilliseconds: state.pendingOffset ?? offset, bytes: event))
-                state.pendingOffset = state.pending.isEmpty ? nil : offset
-            }
-            if state.consumer == nil { state.waiting.append(bytes) }
-            return state.consumer
+        condition.lock()
+        while inFlight > window && !cancelled { condition.wait() }
+        if cancelled {
+            condition.unlock()
+            return false
         }
+        inFlight += bytes.count
+        if recordsEvents {
+            if pendingOffset == nil { pendingOffset = offset }
+            pending += bytes
+            for event in ResponseChunk.takeEvents(from: &pending) {
+                events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? offset, bytes: event))
+                pendingOffset = pending.isEmpty ? nil : offset
+            }
+        }
+        if consumer == nil { waiting.append(bytes) }
+        let consumer = self.consumer
+        condition.unlock()
         consumer?(.data(bytes))
+        return true
+    }
+
+    /// The consumer's socket took `count` bytes: the upstream may send that many more.
+    func delivered(_ count: Int) {
+        condition.lock()
+        inFlight -= count
+        if inFlight <= window { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// The consumer is gone (the client closed its connection): whatever comes next is refused.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Whether the consumer went away before the end.
+    var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+
+    /// The body outgrew what is kept for a recording: the answer goes on, but is not recorded.
+    func dropKeptBody() {
+        condition.lock()
+        keptWhole = false
+        condition.unlock()
+    }
+
+    /// Whether the completion's response holds the whole body, so the answer can be recorded.
+    var isKeptWhole: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return keptWhole
     }
 
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
     func finish(broken: Bool = false) {
-        let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
-            state.finished = true
-            state.broken = broken
-            if !state.pending.isEmpty {
-                state.chunks.append(ResponseChunk(offsetMilliseconds: state.pendingOffset ?? 0, bytes: state.pending))
-                state.pending = []
-            }
-            return state.consumer
+        condition.lock()
+        finished = true
+        self.broken = broken
+        if !pending.isEmpty {
+            events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? 0, bytes: pending))
+            pending = []
         }
+        let consumer = self.consumer
+        condition.unlock()
         consumer?(broken ? .broken : .end)
     }
 
     /// Starts delivering to `consumer`: what arrived so far at once, the rest as it comes.
     func attach(_ consumer: @escaping @Sendable (Event) -> Void) {
-        let (waiting, finished, broken) = state.withLock { state in
-            state.consumer = consumer
-            defer { state.waiting = [] }
-            return (state.waiting, state.finished, state.broken)
-        }
+        condition.lock()
+        self.consumer = consumer
+        let (waiting, finished, broken) = (self.waiting, self.finished, self.broken)
+        self.waiting = []
+        condition.unlock()
         for bytes in waiting { consumer(.data(bytes)) }
         if finished { consumer(broken ? .broken : .end) }
     }
 
     /// The events recorded so far, with offsets from the first byte of the body.
     var chunks: [ResponseChunk] {
-        state.withLock { state in
-            guard let first = state.chunks.first?.offsetMilliseconds else { return state.chunks }
-            return state.chunks.map {
-                ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes)
-            }
-        }
+        condition.lock()
+        defer { condition.unlock() }
+        guard let first = events.first?.offsetMilliseconds else { return events }
+        return events.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
     }
 
     /// Waits for the end and returns the whole body (callers without a socket).
     func collect() async -> [UInt8] {
         await withCheckedContinuation { continuation in
             let body = Mutex<[UInt8]>([])
-            attach { event in
+            attach { [self] event in
                 switch event {
-                case .data(let bytes): body.withLock { $0 += bytes }
+                case .data(let bytes):
+                    body.withLock { $0 += bytes }
+                    delivered(bytes.count)
                 case .end, .broken: continuation.resume(returning: body.withLock { $0 })
                 }
             }

@@ -48,12 +48,14 @@ struct PreparedResponse: Sendable {
         body = ByteBuffer(bytes: response.body)
     }
 
-    /// Headers for an answer sent piece by piece with chunked framing (an event stream): hop-by-hop
-    /// fields and the length dropped, `X-Kakapo-Source` added.
+    /// Headers for an answer sent piece by piece: hop-by-hop fields dropped, `X-Kakapo-Source` added. An
+    /// event stream goes out with chunked framing (its length dropped); another body keeps the length
+    /// the upstream announced, if any, so a download shows its progress.
     static func streamingHeaders(_ response: HTTPResponse, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
         var headers = NIOHTTP1.HTTPHeaders()
+        let keepsLength = !response.headers.announcesEventStream
         for field in HopByHopHeaders.removing(from: response.headers)
-        where !field.name.caseInsensitiveEquals("content-length") && !isUpstreamSource(field.name) {
+        where (keepsLength || !field.name.caseInsensitiveEquals("content-length")) && !isUpstreamSource(field.name) {
             headers.add(name: field.name, value: field.value)
         }
         headers.add(name: "X-Kakapo-Source", value: source.rawValue)

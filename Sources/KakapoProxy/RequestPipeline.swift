@@ -163,23 +163,29 @@ public final class RequestPipeline: Sendable {
         let prepared = upstream.prepare(request)
         let started = ContinuousClock.now
         let session = configuration.mode.records ? self.session : nil
-        // Server-sent events go to the client as they arrive: the answer completes at their head, and
-        // the recording (one chunk per event, with its offset) is made when the stream ends.
-        // Made at the head of a streamed answer only; every other answer needs none.
+        // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
+        // they arrive: the answer completes at their head, and the recording (one chunk per event for an
+        // event stream, the body otherwise) is made when the stream ends. A LiveResponse is made at the
+        // head of a streamed answer only; every other answer needs none.
         let live = Mutex<LiveResponse?>(nil)
-        let onStream: @Sendable (UpstreamStreamEvent) -> Void = { event in
+        let onStream: @Sendable (UpstreamStreamEvent) -> StreamDisposition = { event in
             switch event {
             case .head(let head):
-                let stream = LiveResponse()
+                let stream = LiveResponse(recordsEvents: head.headers.announcesEventStream)
                 live.withLock { $0 = stream }
                 var answer = ProxyAnswer(response: head, source: .upstream)
                 answer.live = stream
                 completion(answer)
+                return .proceed
             case .data(let bytes):
-                live.withLock { $0 }?.append(bytes)
+                // Holds libcurl's thread while the client is behind.
+                return live.withLock { $0 }?.append(bytes) == false ? .stop : .proceed
+            case .tooLargeToKeep:
+                live.withLock { $0 }?.dropKeptBody()
+                return .proceed
             }
         }
-        upstream.send(prepared, onStream: onStream) { [logger] result in
+        upstream.send(prepared, keepsStreamedBody: session != nil, onStream: onStream) { [logger] result in
             let stream = live.withLock { $0 }
             if let stream {
                 var failed = false
@@ -192,16 +198,25 @@ public final class RequestPipeline: Sendable {
                 // Recorded before the client gets its answer, so requests a client sends one after the
                 // other are recorded in that order.
                 if let session {
-                    session.record(
-                        Interaction(
-                            request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                            durationMilliseconds: elapsed / .milliseconds(1), chunks: stream?.chunks),
-                        replacing: replacing)
+                    if stream?.isKeptWhole == false {
+                        logger.warning(
+                            "not recorded: the answer to \(prepared.method) \(upstream.destination(of: prepared) ?? "")\(prepared.target) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
+                        )
+                    } else {
+                        session.record(
+                            Interaction(
+                                request: prepared, response: response, recordedAt: UTCTimestamp.now(),
+                                durationMilliseconds: elapsed / .milliseconds(1),
+                                chunks: stream?.recordsEvents == true ? stream?.chunks : nil),
+                            replacing: replacing)
+                    }
                 }
                 if stream == nil { completion(ProxyAnswer(response: response, source: .upstream)) }
+            case .failure(let error) where stream?.isCancelled == true:
+                logger.debug("the client left before the end of a streamed answer: \(error.message)")
             case .failure(let error) where stream != nil:
                 logger.warning(
-                    "the event stream from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
+                    "the streamed answer from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
                 )
             case .failure(let error):
                 completion(

@@ -21,14 +21,17 @@ final class CurlHandle {
     private static let globalInit: Void = { _ = kakapo_curl_global_init() }()
 
     /// Performs `request` (already prepared for the upstream) against `url`; `caBundle` replaces the
-    /// trusted CA certificates when given (PEM).
+    /// trusted CA certificates when given (PEM). `onStream` hears about answers that stream (see
+    /// `UpstreamStreamEvent`); their bodies are kept for the completion only with `keepsStreamedBody`.
     func perform(
         _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]? = nil,
-        onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil
+        keepsStreamedBody: Bool = true, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil
     ) -> Result<HTTPResponse, UpstreamError> {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
-        let sink = ResponseSink(limit: configuration.maximumResponseBytes)
+        let sink = ResponseSink(
+            configuration: configuration, bodyExpected: request.method.rawValue != "HEAD",
+            keepsStreamedBody: keepsStreamedBody)
         sink.onStream = onStream
         let sinkPointer = Unmanaged.passRetained(sink)
         defer { sinkPointer.release() }
@@ -43,7 +46,9 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
-        _ = kakapo_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(configuration.timeout * 1000))
+        // No total timeout: the progress callback applies `configuration.timeout` to the whole exchange,
+        // or, once an answer streams, to the gaps between its pieces.
+        _ = kakapo_curl_setopt_progress(handle, curlProgressCallback, sinkPointer.toOpaque())
         _ = kakapo_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
@@ -114,6 +119,15 @@ final class CurlHandle {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         switch code {
+        case CURLE_WRITE_ERROR where sink.stopped:
+            return UpstreamError(code: .other, message: "the transfer from \(url) was abandoned: nobody reads it")
+        case CURLE_ABORTED_BY_CALLBACK where sink.timedOut:
+            let seconds = sink.timeout == sink.timeout.rounded() ? String(Int(sink.timeout)) : String(sink.timeout)
+            return UpstreamError(
+                code: .timeout,
+                message: sink.streaming
+                    ? "the upstream's streamed answer from \(url) stalled: nothing for \(seconds) s"
+                    : "the upstream did not answer in time: no complete answer from \(url) after \(seconds) s")
         case CURLE_WRITE_ERROR where sink.exceededLimit:
             return UpstreamError(
                 code: .responseTooLarge,
@@ -139,23 +153,44 @@ final class CurlHandle {
     }
 }
 
-/// Collects one response: raw header lines in wire order and the body bytes, up to a limit. A streamed
-/// answer (server-sent events) is also reported as it arrives, when someone listens.
+/// Collects one response: raw header lines in wire order and the body bytes, up to a limit. An answer
+/// that streams (server-sent events, a body of unknown or large size) is also reported as it arrives,
+/// when someone listens; its body is then kept only when asked.
 final class ResponseSink {
     let limit: Int
+    let timeout: Double
     var headerLines: [String] = []
     var body: [UInt8] = []
     var exceededLimit = false
-    var onStream: (@Sendable (UpstreamStreamEvent) -> Void)?
+    var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
+    /// Set once the head of a streamed answer has been reported: body bytes are reported too.
+    private(set) var streaming = false
+    /// The listener wants no more: the transfer is abandoned.
+    private(set) var stopped = false
+    /// The exchange took longer than `timeout` (a stream: went quiet for that long).
+    private(set) var timedOut = false
+    private let threshold: Int
+    private let bodyExpected: Bool
+    private let keepsStreamedBody: Bool
+    /// Whether body bytes are kept for the completion.
+    private var keeping = true
     /// The status of the response being read, from its status line.
     private var status = 0
-    /// Set once the head of a streamed answer has been reported: body bytes are reported too.
-    private var streaming = false
+    private let started = ContinuousClock.now
+    private var lastActivity = ContinuousClock.now
+    private let allowed: Duration
     /// `responseHeaders()` as last worked out, until another header line arrives: the end of the header
     /// section and the end of the exchange both need it.
     private var parsedHeaders: HTTPHeaders?
 
-    init(limit: Int) { self.limit = limit }
+    init(configuration: UpstreamConfiguration, bodyExpected: Bool = true, keepsStreamedBody: Bool = true) {
+        self.limit = configuration.maximumResponseBytes
+        self.threshold = configuration.streamingThreshold
+        self.timeout = configuration.timeout
+        self.allowed = .milliseconds(Int64((configuration.timeout * 1000).rounded()))
+        self.bodyExpected = bodyExpected
+        self.keepsStreamedBody = keepsStreamedBody
+    }
 
     func appendHeaderLine(_ line: String) {
         // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
@@ -169,18 +204,50 @@ final class ResponseSink {
         headerLines.append(line)
     }
 
-    /// The blank line after a header section: a final answer that streams is reported now.
+    /// The blank line after a header section: a final answer that streams is reported now. Event streams
+    /// always stream; other bodies when their length is unknown or above the threshold.
     func headersEnded() {
         guard let onStream, !streaming, status >= 200 else { return }
         let headers = responseHeaders()
-        guard headers.announcesEventStream else { return }
+        if !headers.announcesEventStream {
+            guard bodyExpected, status != 204, status != 304 else { return }
+            if let length = headers["Content-Length"].flatMap(Int.init), length <= threshold { return }
+        }
         streaming = true
-        onStream(.head(HTTPResponse(status: status, headers: headers)))
+        keeping = keepsStreamedBody
+        lastActivity = .now
+        if onStream(.head(HTTPResponse(status: status, headers: headers))) == .stop { stopped = true }
     }
 
-    func appendBody(_ bytes: UnsafeRawBufferPointer) {
-        body.append(contentsOf: bytes)
-        if streaming { onStream?(.data(Array(bytes))) }
+    /// Takes body bytes; false when the transfer is to stop (too large to buffer, or nobody listens).
+    func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if stopped { return false }
+        if keeping && body.count + bytes.count > limit {
+            guard streaming, let onStream else {
+                exceededLimit = true
+                return false
+            }
+            keeping = false
+            body = []
+            _ = onStream(.tooLargeToKeep)
+        }
+        if keeping { body.append(contentsOf: bytes) }
+        if streaming, let onStream {
+            // The listener may hold this thread while the client catches up (backpressure).
+            if onStream(.data(Array(bytes))) == .stop {
+                stopped = true
+                return false
+            }
+            lastActivity = .now
+        }
+        return true
+    }
+
+    /// Called by libcurl now and then during the transfer: false ends it as timed out.
+    func withinDeadline() -> Bool {
+        if ContinuousClock.now - (streaming ? lastActivity : started) <= allowed { return true }
+        timedOut = true
+        return false
     }
 
     /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
@@ -217,10 +284,13 @@ private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, 
     let length = size * count
     guard let data, let userdata else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
-    if sink.body.count + length > sink.limit {
-        sink.exceededLimit = true
-        return 0  // makes libcurl stop with CURLE_WRITE_ERROR
-    }
-    sink.appendBody(UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    // Returning less than `length` makes libcurl stop with CURLE_WRITE_ERROR.
+    return sink.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+private let curlProgressCallback: kakapo_curl_progress_callback = { userdata, _, _, _, _ in
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    // Non-zero makes libcurl stop with CURLE_ABORTED_BY_CALLBACK.
+    return sink.withinDeadline() ? 0 : 1
 }

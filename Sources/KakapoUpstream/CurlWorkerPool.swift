@@ -9,8 +9,10 @@ final class CurlWorkerPool: @unchecked Sendable {
     struct Job {
         let request: HTTPRequest
         let url: String
+        /// Whether a streamed answer's body is kept for the completion.
+        var keepsStreamedBody = true
         /// Told about a streamed answer as it arrives; nil buffers every answer.
-        var onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil
+        var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil
         let completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     }
 
@@ -70,7 +72,8 @@ final class CurlWorkerPool: @unchecked Sendable {
             let result: Result<HTTPResponse, UpstreamError>
             if let handle {
                 result = handle.perform(
-                    job.request, url: job.url, configuration: configuration, caBundle: caBundle, onStream: job.onStream)
+                    job.request, url: job.url, configuration: configuration, caBundle: caBundle,
+                    keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream)
             } else {
                 result = .failure(UpstreamError(code: .other, message: "libcurl could not create a handle"))
             }

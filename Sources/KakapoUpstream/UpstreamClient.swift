@@ -52,10 +52,13 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Sends a prepared request and calls `completion` on a libcurl worker thread. `onStream`, when
-    /// given, hears about a streamed answer (server-sent events) as it arrives, on the same thread, before
-    /// `completion` reports the whole of it.
+    /// given, hears about an answer that streams (server-sent events; a body of unknown length or larger
+    /// than `streamingThreshold`) as it arrives, on the same thread, before `completion` reports its end;
+    /// it may hold the thread to slow the transfer down, and answer `.stop` to abandon it. A streamed
+    /// body reaches the completion only with `keepsStreamedBody`.
     public func send(
-        _ prepared: HTTPRequest, onStream: (@Sendable (UpstreamStreamEvent) -> Void)? = nil,
+        _ prepared: HTTPRequest, keepsStreamedBody: Bool = true,
+        onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     ) {
         let target: String
@@ -73,7 +76,10 @@ public final class UpstreamClient: Sendable {
                     )))
             return
         }
-        pool.submit(.init(request: prepared, url: target, onStream: onStream, completion: completion))
+        pool.submit(
+            .init(
+                request: prepared, url: target, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
+                completion: completion))
     }
 
     /// Sends a prepared request and waits for the response.

@@ -4,12 +4,17 @@ public struct UpstreamConfiguration: Sendable {
     public var baseURL: String
     /// Seconds allowed to establish a connection.
     public var connectTimeout: Double
-    /// Seconds allowed for a whole exchange.
+    /// Seconds allowed for a whole exchange; for a streamed answer, seconds allowed until its head and
+    /// then between two pieces of its body (a stream may last as long as it keeps sending).
     public var timeout: Double
     /// Turns TLS certificate verification off (`--insecure`).
     public var insecure: Bool
-    /// The largest response body accepted, in bytes; a larger one fails with `responseTooLarge`.
+    /// The largest response body kept, in bytes: a larger buffered one fails with `responseTooLarge`; a
+    /// larger streamed one goes on streaming without being kept (`UpstreamStreamEvent.tooLargeToKeep`).
     public var maximumResponseBytes: Int
+    /// Bodies announced larger than this, or of unknown length (chunked), stream to a listener as they
+    /// arrive instead of being buffered whole; server-sent events always stream.
+    public var streamingThreshold: Int = 1 << 20
     /// How many requests may be in flight upstream at once (one libcurl handle and thread each).
     public var maximumConcurrentRequests: Int
     /// A PEM file of CA certificates trusted for upstream TLS besides the system's (`--upstream-ca`): for

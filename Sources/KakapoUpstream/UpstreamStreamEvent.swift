@@ -1,10 +1,21 @@
 import KakapoHTTP
 
-/// What a streamed upstream answer (server-sent events) reports as it arrives, before the request's
-/// completion: first the status and headers, then each piece of the body as libcurl delivers it.
+/// What a streamed upstream answer reports as it arrives, before the request's completion: first the
+/// status and headers, then each piece of the body as libcurl delivers it. Server-sent events stream, and
+/// so does every body of unknown or large size (see `UpstreamConfiguration.streamingThreshold`).
 public enum UpstreamStreamEvent: Sendable {
     /// The final status and headers (hop-by-hop fields dropped); the body is empty.
     case head(HTTPResponse)
     /// Body bytes, in order.
     case data([UInt8])
+    /// The body outgrew `maximumResponseBytes`: it goes on streaming, but the completion's response no
+    /// longer holds it (so it cannot be recorded).
+    case tooLargeToKeep
+}
+
+/// Whether a streamed transfer goes on: a listener answers `.stop` when nobody wants the rest (the client
+/// went away), and libcurl then abandons the transfer.
+public enum StreamDisposition: Sendable {
+    case proceed
+    case stop
 }

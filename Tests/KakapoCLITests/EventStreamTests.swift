@@ -10,25 +10,28 @@ struct EventStreamTests {
     /// When each of `count` events (`data: event N`) arrived, in milliseconds after the request was sent
     /// and as instants, and the whole text. The blocking reads run on a thread of their own, not the test
     /// pool's.
-    static func readEvents(port: Int, count: Int) async -> (
-        arrivals: [Double], instants: [ContinuousClock.Instant], text: String
-    ) {
+    static func readEvents(port: Int, path: String = "/events", prefix: String = "data: event", count: Int) async
+        -> (arrivals: [Double], instants: [ContinuousClock.Instant], text: String)
+    {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: blockingReadEvents(port: port, count: count)) }.start()
+            Thread {
+                continuation.resume(
+                    returning: blockingReadEvents(port: port, path: path, prefix: prefix, count: count))
+            }.start()
         }
     }
 
-    private static func blockingReadEvents(port: Int, count: Int) -> (
+    private static func blockingReadEvents(port: Int, path: String, prefix: String, count: Int) -> (
         arrivals: [Double], instants: [ContinuousClock.Instant], text: String
     ) {
         let started = ContinuousClock.now
         var arrivals: [Double] = []
         var instants: [ContinuousClock.Instant] = []
         let connection = try? RawConnection(port: port, timeout: 10)
-        connection?.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        connection?.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let (text, _) =
             connection?.receive { text in
-                while arrivals.count < count && text.contains("data: event \(arrivals.count)") {
+                while arrivals.count < count && text.contains("\(prefix) \(arrivals.count)") {
                     let now = ContinuousClock.now
                     instants.append(now)
                     arrivals.append((now - started) / .milliseconds(1))

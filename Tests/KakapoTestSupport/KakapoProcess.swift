@@ -59,6 +59,19 @@ public final class KakapoProcess: Sendable {
         if process.isRunning { process.terminate() }
     }
 
+    /// The process's resident memory and its peak so far, in bytes (VmRSS and VmHWM); nil where /proc
+    /// does not tell (macOS).
+    public var memory: (resident: Int, peak: Int)? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        else { return nil }
+        func kilobytes(_ field: String) -> Int? {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return nil }
+            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
+        return (resident << 10, peak << 10)
+    }
+
     /// Everything written to standard output so far.
     public var standardOutput: String { output.withLockedValue { String(decoding: $0, as: UTF8.self) } }
     /// Everything written to standard error so far.

@@ -56,6 +56,35 @@ public final class RawConnection {
         }
     }
 
+    /// Reads up to the end of a response's head; returns the head and how many body bytes came with it.
+    public func receiveHead() -> (head: String, bodyBytes: Int) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let end: [UInt8] = [13, 10, 13, 10]
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return (String(decoding: received, as: UTF8.self), 0) }
+            received.append(contentsOf: buffer[0..<count])
+            if let range = received.firstRange(of: end) {
+                return (String(decoding: received[..<range.upperBound], as: UTF8.self), received.count - range.upperBound)
+            }
+        }
+    }
+
+    /// Reads and counts bytes, keeping none, until `limit` have arrived, the peer closes, or the timeout
+    /// passes; returns how many arrived.
+    public func drain(upTo limit: Int) -> Int {
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 18)
+        while total < limit {
+            let wanted = min(buffer.count, limit - total)
+            let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, wanted, 0) }
+            if count <= 0 { break }
+            total += count
+        }
+        return total
+    }
+
     /// Closes the connection now.
     public func closeNow() { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
 }

@@ -20,6 +20,10 @@ public final class TestUpstream: Sendable {
         /// Answers 200 with these headers and chunked framing, sending the head at once and each chunk
         /// `gap` seconds after the one before (server-sent events).
         case paced(headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]], gap: Double)
+        /// Answers 200 with `size` bytes made on the fly (byte `i` is `i % 256`), each piece written once
+        /// the one before has reached the socket, so a slow reader slows it down; with a `Content-Length`
+        /// or chunked. `generatedBytes` counts what was written.
+        case generated(size: Int, announcesLength: Bool)
         /// Gives `reply` after `seconds`, without blocking the server.
         indirect case delayed(seconds: Double, reply: Reply)
     }
@@ -30,6 +34,7 @@ public final class TestUpstream: Sendable {
     private let channel: any Channel
     private let log: NIOLockedValueBox<[HTTPRequest]>
     private let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+    private let generated: NIOLockedValueBox<Int>
     public let port: Int
 
     /// Starts the server.
@@ -37,27 +42,29 @@ public final class TestUpstream: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = NIOLockedValueBox<[HTTPRequest]>([])
         let sends = NIOLockedValueBox<[ContinuousClock.Instant]>([])
+        let generated = NIOLockedValueBox(0)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
-                        UpstreamHandler(handler: handler, log: log, sends: sends))
+                        UpstreamHandler(handler: handler, log: log, sends: sends, generated: generated))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TestUpstream(group: group, channel: channel, log: log, sends: sends)
+        return TestUpstream(group: group, channel: channel, log: log, sends: sends, generated: generated)
     }
 
     private init(
         group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTPRequest]>,
-        sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+        sends: NIOLockedValueBox<[ContinuousClock.Instant]>, generated: NIOLockedValueBox<Int>
     ) {
         self.group = group
         self.channel = channel
         self.log = log
         self.sends = sends
+        self.generated = generated
         self.port = channel.localAddress?.port ?? 0
     }
 
@@ -65,6 +72,9 @@ public final class TestUpstream: Sendable {
 
     /// When each chunk of a `.paced` answer was written, in order.
     public var pacedSends: [ContinuousClock.Instant] { sends.withLockedValue { $0 } }
+
+    /// How many body bytes of `.generated` answers have been written to sockets so far.
+    public var generatedBytes: Int { generated.withLockedValue { $0 } }
 
     /// Every request received so far, in order.
     public var received: [HTTPRequest] { log.withLockedValue { $0 } }
@@ -83,14 +93,16 @@ final class UpstreamHandler: ChannelInboundHandler {
     let handler: TestUpstream.Handler
     let log: NIOLockedValueBox<[HTTPRequest]>
     let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+    let generated: NIOLockedValueBox<Int>
     var head: HTTPRequestHead?
     var body: [UInt8] = []
 
     init(
         handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>,
-        sends: NIOLockedValueBox<[ContinuousClock.Instant]>
+        sends: NIOLockedValueBox<[ContinuousClock.Instant]>, generated: NIOLockedValueBox<Int>
     ) {
         self.sends = sends
+        self.generated = generated
         self.handler = handler
         self.log = log
     }
@@ -152,10 +164,39 @@ final class UpstreamHandler: ChannelInboundHandler {
                     }
                 }
             }
+        case .generated(let size, let announcesLength):
+            let headers: NIOHTTP1.HTTPHeaders =
+                announcesLength
+                ? ["Content-Type": "application/octet-stream", "Content-Length": String(size)]
+                : ["Content-Type": "application/octet-stream", "Transfer-Encoding": "chunked"]
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))))
+                .whenComplete { _ in }
+            writeGenerated(from: 0, size: size, context: context)
         case .chunked(let status, let fields, let chunks):
             var headers = NIOHTTP1.HTTPHeaders(fields.map { ($0.name, $0.value) })
             headers.add(name: "Transfer-Encoding", value: "chunked")
             write(status: status, headers: headers, chunks: chunks, context: context)
+        }
+    }
+
+    /// 256 KiB of 0, 1, ... 255 repeated: every piece of a generated body starts at a multiple of 256.
+    static let pattern = ByteBuffer(bytes: (0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0) })
+
+    /// Writes bytes `offset..<size` of a generated body, 256 KiB at a time, each after the last one left.
+    func writeGenerated(from offset: Int, size: Int, context: ChannelHandlerContext) {
+        guard offset < size else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let count = min(UpstreamHandler.pattern.readableBytes, size - offset)
+        let buffer = UpstreamHandler.pattern.getSlice(at: 0, length: count)!
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let generated = self.generated
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { result in
+            guard case .success = result else { return }
+            generated.withLockedValue { $0 += count }
+            let (handler, context) = bound.value
+            handler.writeGenerated(from: offset + count, size: size, context: context)
         }
     }
 
