@@ -1,9 +1,17 @@
 import Foundation
 import KakapoHTTP
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A cassette in use by one run of the proxy: answers lookups, takes new recordings, and keeps the file on
-/// disk current. Recordings are saved atomically by a background thread within `saveInterval` of being
-/// added, so the file is always a complete cassette and a crash loses at most the last interval.
+/// disk current. Once `startAutosave` runs, each recording is appended to the cassette's journal before
+/// `record` returns (so it survives the process being killed), and a background thread folds recordings
+/// into the file atomically every second or so (less often for a large file), so the file is always a
+/// complete cassette; `close` folds the rest and removes the journal.
 ///
 /// Only interactions that were in the file when the session started are played back; what this session
 /// records is written, not replayed (a recording run forwards every request, as users expect).
@@ -28,6 +36,8 @@ public final class CassetteSession: @unchecked Sendable {
     private var stopping = false
     private var lastSaveError: CassetteError?
     private var lastSaveDuration: Duration = .zero
+    private var journal: CassetteJournal?
+    private var journalError: CassetteError?
     private let onSaveError: @Sendable (CassetteError) -> Void
 
     /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
@@ -68,6 +78,16 @@ public final class CassetteSession: @unchecked Sendable {
         let chunk = CassetteCodec.encodeChunk(clean)
         condition.lock()
         defer { condition.unlock() }
+        if let journal {
+            // Written in the order the recordings are taken, before the caller answers its client.
+            do {
+                try journal.append(CassetteJournal.entry(interaction: chunk, replacing: replacing))
+                journalError = nil
+            } catch {
+                if journalError != error { onSaveError(error) }
+                journalError = error
+            }
+        }
         for name in redacted { redactions[name, default: 0] += 1 }
         if replacing,
             let position = index.candidates(for: interaction.request).first(where: { !replaced.contains($0) })
@@ -119,12 +139,19 @@ public final class CassetteSession: @unchecked Sendable {
         return (0..<originalCount).filter { !used.contains($0) && !replaced.contains($0) }
     }
 
-    /// Starts the background thread that saves new recordings within `interval` seconds.
-    public func startAutosave(interval: TimeInterval = 0.2) {
+    /// Opens the cassette's journal and starts the background thread that folds new recordings into the
+    /// file. Throws when the journal cannot be opened, or another process records into this cassette.
+    public func startAutosave(interval: TimeInterval = 0.2) throws(CassetteError) {
         condition.lock()
         guard saver == nil else {
             condition.unlock()
             return
+        }
+        do {
+            journal = try CassetteJournal(cassettePath: path)
+        } catch {
+            condition.unlock()
+            throw error
         }
         saverRunning = true
         let thread = Thread { [self] in autosaveLoop(interval: interval) }
@@ -141,12 +168,12 @@ public final class CassetteSession: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            // Gather what arrives in a short window, then write it all at once. A large file waits as long
-            // as its last save took (so saving uses at most half of one core), capped to keep every
-            // answered interaction on disk within a second.
+            // Gather what arrives in a window, then write it all at once. Every recording is already in
+            // the journal: a large file waits four times as long as its last save took (so folding uses at
+            // most a fifth of one core), up to five seconds.
             let last =
                 Double(lastSaveDuration.components.seconds) + Double(lastSaveDuration.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date(timeIntervalSinceNow: min(0.5, max(interval / 4, last))))
+            _ = condition.wait(until: Date(timeIntervalSinceNow: min(5, max(interval, 4 * last))))
             saveLocked()
             if lastSaveError != nil, !stopping {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
@@ -173,6 +200,7 @@ public final class CassetteSession: @unchecked Sendable {
         }
         let parts = chunks.map { $0 ?? [] }
         let version = cassette.version
+        let journaled = journal?.size ?? 0
         condition.unlock()
         let started = ContinuousClock.now
         var failure: CassetteError?
@@ -190,6 +218,15 @@ public final class CassetteSession: @unchecked Sendable {
         } else {
             lastSaveError = nil
             savedGeneration = max(savedGeneration, target)
+            if let journal {
+                // What the file now holds leaves the journal; what was recorded meanwhile stays in it.
+                journal.sync()
+                do {
+                    try journal.discard(upTo: journaled)
+                } catch {
+                    onSaveError(error)
+                }
+            }
         }
     }
 
@@ -201,7 +238,50 @@ public final class CassetteSession: @unchecked Sendable {
         while saverRunning { condition.wait() }
         saveLocked()
         let error = generation == savedGeneration ? nil : lastSaveError
+        // The journal goes only once the file holds everything; otherwise the next start folds it in.
+        if error == nil { journal?.remove() }
+        journal = nil
         condition.unlock()
         if let error { throw error }
+    }
+
+    /// What folding a journal left by an earlier run did.
+    public struct Recovery: Sendable, Equatable {
+        /// Interactions added to the cassette.
+        public var folded = 0
+        /// Entries the cassette already held (folded just before the crash).
+        public var alreadySaved = 0
+        /// Entries that could not be read; the journal is then kept as `<journal>.unreadable`.
+        public var unreadable = 0
+    }
+
+    /// Folds the journal a recording left beside the cassette at `path` (after a crash or `kill -9`) into
+    /// the cassette and removes it; nil when there is none, or a live recording holds it.
+    public static func recover(_ path: String, matching: MatchOptions = MatchOptions()) throws(CassetteError)
+        -> Recovery?
+    {
+        guard let (leftover, lock) = try CassetteJournal.leftover(of: path) else { return nil }
+        defer { CassetteJournal.release(lock) }
+        let cassette = try CassetteFile.loadIfPresent(path)
+        let saved = Set(cassette.interactions.map(CassetteCodec.encodeChunk))
+        // Entries were redacted when they were recorded.
+        let session = CassetteSession(path: path, cassette: cassette, redactor: .disabled, matching: matching)
+        var recovery = Recovery(unreadable: leftover.unreadable)
+        for entry in leftover.entries {
+            if saved.contains(CassetteCodec.encodeChunk(entry.interaction)) {
+                recovery.alreadySaved += 1
+            } else {
+                session.record(entry.interaction, replacing: entry.replacing)
+                recovery.folded += 1
+            }
+        }
+        if recovery.folded > 0 { try session.close() }
+        let journal = CassetteJournal.path(for: path)
+        if recovery.unreadable > 0 {
+            rename(journal, journal + ".unreadable")
+        } else {
+            unlink(journal)
+        }
+        return recovery
     }
 }

@@ -122,6 +122,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             (addressed.origin, addressed.target) = (split.origin, split.target)
         }
         let request = addressed
+        if HTTPServerHandler.isWebSocketUpgrade(head), let destination = pipeline.tunnelDestination(for: request) {
+            guard !destination.secure else {
+                answerError(
+                    "WebSockets are tunnelled to http:// upstreams only, not to \(destination.authority) over TLS",
+                    status: 502, for: head, context: context)
+                return
+            }
+            openWebSocketTunnel(head, to: destination, context: context)
+            return
+        }
         let fromLoopback = peerIsLoopback(context)
         let started = NIODeadline.now()
         tracker.begin()
@@ -304,20 +314,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 let (handler, context) = bound.value
                 switch result {
                 case .success(let upstream):
-                    let (near, far) = TunnelHandler.pair()
-                    let operations = channel.pipeline.syncOperations
-                    HTTPConnectionSettings.removeHTTPHandlers(from: operations)
-                    // A tunnel may stay quiet or carry one long transfer: no request deadline, no idle limit.
-                    if let deadline = try? operations.context(handlerType: RequestDeadlineHandler.self) {
-                        operations.removeHandler(context: deadline, promise: nil)
-                    }
-                    if let idle = try? operations.context(handlerType: IdleStateHandler.self) {
-                        operations.removeHandler(context: idle, promise: nil)
-                    }
-                    channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
                     do {
-                        try operations.addHandler(near)
-                        try upstream.pipeline.syncOperations.addHandler(far)
+                        try HTTPServerHandler.splice(channel, with: upstream) {
+                            channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
+                        }
                         logger.debug("CONNECT \(host):\(port): blind tunnel")
                     } catch {
                         channel.close(promise: nil)
@@ -329,6 +329,73 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     handler.answerConnect(
                         with: "cannot open a tunnel to \(host):\(port): \(error)", status: .badGateway, context: context
                     )
+                }
+            }
+    }
+
+    /// Joins a client's connection to an upstream connection: the HTTP handlers, the request deadline
+    /// and the idle limit go (a tunnel may stay quiet or carry one long transfer), `beforeJoining` runs
+    /// with the connection raw, and from then on bytes pass both ways untouched.
+    private static func splice(
+        _ channel: any Channel, with upstream: any Channel, beforeJoining: () -> Void = {}
+    ) throws {
+        let (near, far) = TunnelHandler.pair()
+        let operations = channel.pipeline.syncOperations
+        HTTPConnectionSettings.removeHTTPHandlers(from: operations)
+        if let deadline = try? operations.context(handlerType: RequestDeadlineHandler.self) {
+            operations.removeHandler(context: deadline, promise: nil)
+        }
+        if let idle = try? operations.context(handlerType: IdleStateHandler.self) {
+            operations.removeHandler(context: idle, promise: nil)
+        }
+        beforeJoining()
+        try operations.addHandler(near)
+        try upstream.pipeline.syncOperations.addHandler(far)
+    }
+
+    /// Whether a request asks to become a WebSocket (`Connection: Upgrade`, `Upgrade: websocket`).
+    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+            && head.headers["upgrade"].contains { $0.lowercased() == "websocket" }
+    }
+
+    /// Tunnels a WebSocket upgrade to the upstream, unrecorded: the request head goes there as received
+    /// (`Host` set to the upstream's), and from then on the upstream's answer (`101 Switching Protocols`
+    /// or a refusal) and every frame pass through untouched. An unreachable upstream gets 502.
+    private func openWebSocketTunnel(
+        _ head: HTTPRequestHead, to destination: WebSocketDestination, context: ChannelHandlerContext
+    ) {
+        tunnelling = true
+        let channel = context.channel
+        let logger = pipeline.logger
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let upgrade = ByteBuffer(
+            string: destination.head(
+                method: head.method.rawValue, version: (head.version.major, head.version.minor),
+                fields: head.headers.map { ($0.name, $0.value) }))
+        let timeout = pipeline.upstream?.configuration.connectTimeout ?? 10
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: destination.host, port: destination.port)
+            .whenComplete { result in
+                let (handler, context) = bound.value
+                switch result {
+                case .success(let upstream):
+                    do {
+                        try HTTPServerHandler.splice(channel, with: upstream)
+                        upstream.writeAndFlush(upgrade, promise: nil)
+                        logger.debug(
+                            "\(head.method) \(head.uri): WebSocket tunnelled to \(destination.authority), not recorded")
+                    } catch {
+                        channel.close(promise: nil)
+                        upstream.close(promise: nil)
+                    }
+                case .failure(let error):
+                    handler.tunnelling = false
+                    handler.answerError(
+                        "cannot open a WebSocket tunnel to \(destination.authority): \(error)", status: 502, for: head,
+                        context: context)
                 }
             }
     }

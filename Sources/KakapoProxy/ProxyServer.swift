@@ -28,6 +28,14 @@ public final class ProxyServer: Sendable {
     /// Throws `ProxyError` for an inconsistent configuration and `CassetteError` for a bad cassette.
     public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
         var configuration = configuration
+        if let path = configuration.cassettePath {
+            // A recording that was killed left its last interactions in the journal: they go in first.
+            if let recovery = try CassetteSession.recover(path, matching: configuration.matching) {
+                logger.notice(
+                    "folded \(recovery.folded) interaction(s) a recording left in \(CassetteJournal.path(for: path)) into \(path)\(recovery.unreadable > 0 ? "; \(recovery.unreadable) unreadable entries kept in the .unreadable file" : "")"
+                )
+            }
+        }
         if configuration.mode == .once {
             guard let path = configuration.cassettePath else {
                 throw ProxyError(code: .configuration, message: "mode 'once' needs a cassette (--cassette FILE)")
@@ -157,7 +165,12 @@ public final class ProxyServer: Sendable {
                 code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")
         }
         channel.withLockedValue { $0 = bound }
-        if pipeline.configuration.mode.records { pipeline.session?.startAutosave() }
+        do {
+            if pipeline.configuration.mode.records { try pipeline.session?.startAutosave() }
+        } catch {
+            try? await bound.close()
+            throw ProxyError(code: .configuration, message: "\(error)")
+        }
         return bound.localAddress?.port ?? configuration.port
     }
 
@@ -166,7 +179,7 @@ public final class ProxyServer: Sendable {
     public func startInProcess() throws {
         try pipeline.routes.validate()
         try pipeline.resources.registry.validate()
-        if pipeline.configuration.mode.records { pipeline.session?.startAutosave() }
+        if pipeline.configuration.mode.records { try pipeline.session?.startAutosave() }
     }
 
     /// The bound port, once started.

@@ -225,6 +225,26 @@ public final class RequestPipeline: Sendable {
         }
     }
 
+    /// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, whether it speaks
+    /// TLS, the target there and the `Host` to send; nil when this mode does not forward.
+    func tunnelDestination(for request: HTTPRequest) -> WebSocketDestination? {
+        guard configuration.mode.usesUpstream, let upstream else { return nil }
+        let url: String
+        if let origin = request.origin {
+            url = origin + request.target
+        } else if let base = upstream.url {
+            url = base.url(for: request.target)
+        } else {
+            return nil
+        }
+        guard let (origin, target) = RequestOrigin.split(absoluteURL: url) else { return nil }
+        let authority = RequestOrigin.authority(of: origin)
+        let secure = origin.hasPrefix("https:")
+        guard let (host, port) = RequestOrigin.splitAuthority(authority) else { return nil }
+        return WebSocketDestination(
+            host: host, port: port ?? (secure ? 443 : 80), secure: secure, target: target, authority: authority)
+    }
+
     /// Serves what a routes file declares: its routes replace the file routes in force, and its resources
     /// replace the file resources (those whose definition did not change keep their entities). A resource
     /// seeded from a recording needs that recording in the loaded cassette. `directory` is where file

@@ -120,9 +120,16 @@ func saveOrExit(_ cassette: Cassette, to file: String) throws {
     }
 }
 
-/// Loads a cassette, or prints why not and exits 3.
+/// Loads a cassette, or prints why not and exits 3. A journal that a killed recording left beside it is
+/// folded in first, and said so.
 func loadOrExit(_ file: String) throws -> Cassette {
     do {
+        if let recovery = try CassetteSession.recover(file) {
+            standardError(
+                "kakapo: folded \(recovery.folded) interaction(s) a recording left in \(CassetteJournal.path(for: file)) into \(file)"
+                    + (recovery.unreadable > 0
+                        ? "; \(recovery.unreadable) unreadable entries kept in the .unreadable file" : ""))
+        }
         return try CassetteFile.load(file)
     } catch {
         standardError("error: \(error)")

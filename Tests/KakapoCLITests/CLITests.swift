@@ -168,7 +168,9 @@ struct CLITests {
                 == Set((0..<40).map { "/inflight/\($0)" }))
     }
 
-    @Test("SIGKILL while recording leaves the last complete save, never a truncated file")
+    @Test(
+        "SIGKILL while recording leaves a complete cassette, and the next command folds in every answered interaction"
+    )
     func killNine() async throws {
         let upstream = try await Self.upstream()
         let cassette = try Fixtures.temporaryDirectory() + "/killed.json"
@@ -178,24 +180,79 @@ struct CLITests {
         let client = try TestClient(port: try await process.waitUntilListening())
         for index in 0..<20 { _ = try await client.send(.get, "/early/\(index)") }
         try await Task.sleep(for: .milliseconds(1200))
-        // Keep recording while the process is killed.
+        // Keep recording while the process is killed; remember what was answered.
         let traffic = Task {
+            var answered: [String] = []
             var index = 0
             while !Task.isCancelled {
-                _ = try? await client.send(.get, "/late/\(index)")
+                if let response = try? await client.send(.get, "/late/\(index)"), response.status == 200 {
+                    answered.append("/late/\(index)")
+                }
                 index += 1
             }
+            return answered
         }
         try await Task.sleep(for: .milliseconds(300))
         process.send(SIGKILL)
         _ = try await process.waitForExit()
         traffic.cancel()
-        _ = await traffic.value
+        let answered = await traffic.value
         client.shutdown()
         await upstream.stop()
+        #expect(!answered.isEmpty)
+        // The file alone is a complete cassette (the last fold); the journal holds the rest.
         let saved = try CassetteFile.load(cassette)
-        let targets = saved.interactions.map(\.request.target)
+        #expect(Array(saved.interactions.map(\.request.target).prefix(20)) == (0..<20).map { "/early/\($0)" })
+        #expect(FileManager.default.fileExists(atPath: cassette + ".journal"))
+
+        // Any cassette command folds the journal in first.
+        let list = try await KakapoProcess.run(["cassette", "show", cassette])
+        #expect(list.status == 0, "\(list.error)")
+        #expect(list.error.contains("folded"), "\(list.error)")
+        let targets = try CassetteFile.load(cassette).interactions.map(\.request.target)
         #expect(Array(targets.prefix(20)) == (0..<20).map { "/early/\($0)" })
+        let recorded = Set(targets)
+        let lost = answered.filter { !recorded.contains($0) }
+        #expect(lost.isEmpty, "answered but not recorded: \(lost)")
+        #expect(targets.count == recorded.count, "an interaction was folded in twice")
+        #expect(!FileManager.default.fileExists(atPath: cassette + ".journal"))
+        for target in answered { #expect(list.output.contains(target)) }
+    }
+
+    @Test("a recording killed before its first save is recovered by the next start; two recorders cannot share a file")
+    func recoveryAtStart() async throws {
+        let upstream = try await Self.upstream()
+        let cassette = try Fixtures.temporaryDirectory() + "/first.json"
+        let first = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let client = try TestClient(port: try await first.waitUntilListening())
+        let second = try await KakapoProcess.run([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        #expect(second.status != 0)
+        #expect(second.error.contains("another kakapo is recording into this cassette"), "\(second.error)")
+        #expect(try await client.send(.get, "/only").status == 200)
+        first.send(SIGKILL)
+        _ = try await first.waitForExit()
+        client.shutdown()
+        // A cut-off entry at the end (the kill came mid-write) is ignored.
+        let journal = try FileHandle(forWritingTo: URL(fileURLWithPath: cassette + ".journal"))
+        try journal.seekToEnd()
+        try journal.write(contentsOf: Data([0x1E]) + Data("{\"replace\": false, \"interac".utf8))
+        try journal.close()
+
+        let replay = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
+        let replayClient = try TestClient(port: try await replay.waitUntilListening())
+        let answer = try await replayClient.send(.get, "/only")
+        #expect(answer.status == 200)
+        #expect(answer.headers["X-Kakapo-Source"] == "cassette")
+        replayClient.shutdown()
+        replay.send(SIGINT)
+        #expect(try await replay.waitForExit() == 0)
+        #expect(replay.standardError.contains("folded 1 interaction(s)"), "\(replay.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: cassette + ".journal"))
+        await upstream.stop()
     }
 
     @Test("--strict exits 1 when a request missed, 0 when none did")

@@ -29,7 +29,9 @@ struct StreamingTests {
     func bigDownload() async throws {
         let size = 1 << 30
         let upstream = try await TestUpstream.start { _ in .generated(size: size, announcesLength: true) }
-        let server = try KakapoProcess(["serve", "--upstream", upstream.baseURL, "--mode", "passthrough", "--port", "0"])
+        let server = try KakapoProcess([
+            "serve", "--upstream", upstream.baseURL, "--mode", "passthrough", "--port", "0",
+        ])
         let port = try await server.waitUntilListening()
         let before = server.memory
         let (head, body) = await Self.download(
@@ -38,7 +40,8 @@ struct StreamingTests {
         #expect(head.contains("Content-Length: \(size)"), "\(head)")
         #expect(body == size)
         if let before, let after = server.memory {
-            #expect(after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
+            #expect(
+                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
         }
         server.send(SIGINT)
         #expect(try await server.waitForExit() == 0)
@@ -53,7 +56,9 @@ struct StreamingTests {
                 ? .response(HTTPResponse(status: 200, contentType: "text/plain", text: "ok"))
                 : .generated(size: size, announcesLength: false)
         }
-        let server = try KakapoProcess(["serve", "--upstream", upstream.baseURL, "--mode", "passthrough", "--port", "0"])
+        let server = try KakapoProcess([
+            "serve", "--upstream", upstream.baseURL, "--mode", "passthrough", "--port", "0",
+        ])
         let port = try await server.waitUntilListening()
         let before = server.memory
         let connection = try RawConnection(port: port, timeout: 10)
@@ -64,7 +69,8 @@ struct StreamingTests {
         let sent = upstream.generatedBytes
         #expect(sent < 64 << 20, "the upstream sent \(sent >> 20) MiB to a client that read 1 MiB")
         if let before, let after = server.memory {
-            #expect(after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
+            #expect(
+                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
         }
         connection.closeNow()
         try await Task.sleep(for: .milliseconds(500))

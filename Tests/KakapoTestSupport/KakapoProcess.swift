@@ -65,7 +65,9 @@ public final class KakapoProcess: Sendable {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         else { return nil }
         func kilobytes(_ field: String) -> Int? {
-            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return nil }
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else {
+                return nil
+            }
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         }
         guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }

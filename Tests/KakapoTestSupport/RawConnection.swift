@@ -35,8 +35,9 @@ public final class RawConnection {
 
     deinit { close(socketDescriptor) }
 
-    public func send(_ text: String) {
-        let bytes = Array(text.utf8)
+    public func send(_ text: String) { send(bytes: Array(text.utf8)) }
+
+    public func send(bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Foundation.send(socketDescriptor, $0.baseAddress, $0.count, 0) }
     }
 
@@ -66,7 +67,9 @@ public final class RawConnection {
             if count <= 0 { return (String(decoding: received, as: UTF8.self), 0) }
             received.append(contentsOf: buffer[0..<count])
             if let range = received.firstRange(of: end) {
-                return (String(decoding: received[..<range.upperBound], as: UTF8.self), received.count - range.upperBound)
+                return (
+                    String(decoding: received[..<range.upperBound], as: UTF8.self), received.count - range.upperBound
+                )
             }
         }
     }

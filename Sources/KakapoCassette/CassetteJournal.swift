@@ -1,0 +1,184 @@
+import Foundation
+import KakapoJSON
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The append-only file beside a cassette that a recording writes each interaction to before its client
+/// gets the answer (`api.json` → `api.json.journal`). The cassette itself is rewritten now and then from
+/// memory (folded); what the journal holds beyond the last fold is folded in by the next start or any
+/// `kakapo cassette` command after a crash or `kill -9`, so no answered interaction is lost and the
+/// cassette never ends truncated.
+///
+/// Format: a JSON text sequence (RFC 7464): each entry is the byte 0x1E, a JSON object
+/// `{"replace": Bool, "interaction": {...}}` in the cassette's own interaction form, and a line feed. A
+/// last entry cut short by a crash is ignored. The recording holds an exclusive `flock` on the file, so
+/// a journal in use by a live recording is never folded by another process.
+public final class CassetteJournal {
+    /// The journal's path for the cassette at `cassettePath`.
+    public static func path(for cassettePath: String) -> String { cassettePath + ".journal" }
+
+    public let path: String
+    private var descriptor: Int32
+    /// Bytes written since the journal was last emptied.
+    private(set) var size = 0
+
+    /// Opens (creating it) the journal of the cassette at `cassettePath` and locks it for this process;
+    /// fails when another process records into the same cassette.
+    public init(cassettePath: String) throws(CassetteError) {
+        path = Self.path(for: cassettePath)
+        descriptor = try Self.openLocked(path, file: cassettePath)
+        size = Int(lseek(descriptor, 0, SEEK_END))
+    }
+
+    deinit { close(descriptor) }
+
+    private static func openLocked(_ path: String, file: String) throws(CassetteError) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND, 0o644)
+        guard descriptor >= 0 else {
+            throw CassetteError(code: .notWritable, file: file, message: "cannot open \(path): \(lastError())")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw CassetteError(
+                code: .notWritable, file: file,
+                message: "another kakapo is recording into this cassette (\(path) is locked)")
+        }
+        return descriptor
+    }
+
+    /// One entry's bytes: `interaction` is an interaction as `CassetteCodec` writes it in the file.
+    static func entry(interaction: [UInt8], replacing: Bool) -> [UInt8] {
+        var bytes: [UInt8] = [0x1E]
+        bytes.reserveCapacity(interaction.count + 40)
+        bytes += Array(
+            (replacing ? "{\"replace\": true, \"interaction\": " : "{\"replace\": false, \"interaction\": ").utf8)
+        bytes += interaction
+        bytes += Array("}\n".utf8)
+        return bytes
+    }
+
+    /// Appends an entry with one `write`; once it returns, the entry survives the process being killed.
+    func append(_ entry: [UInt8]) throws(CassetteError) {
+        do {
+            try writeAll(entry, to: descriptor)
+        } catch {
+            // A part of an entry (a full disk) is taken back, so the entries after it stay readable.
+            _ = ftruncate(descriptor, off_t(size))
+            throw error
+        }
+        size += entry.count
+    }
+
+    /// Flushes what was appended to the disk (survives a power cut as well).
+    func sync() { _ = fsync(descriptor) }
+
+    /// After a fold that saved the first `folded` bytes' worth of entries: keeps only the rest. The rest
+    /// is copied to a new file that replaces the journal, so a crash at any point leaves either the old
+    /// journal (its folded entries are then recognised in the cassette and skipped) or the new one.
+    func discard(upTo folded: Int) throws(CassetteError) {
+        if folded >= size {
+            guard ftruncate(descriptor, 0) == 0 else {
+                throw CassetteError(code: .notWritable, file: path, message: "cannot empty: \(Self.lastError())")
+            }
+            size = 0
+            return
+        }
+        var rest = [UInt8](repeating: 0, count: size - folded)
+        let read = rest.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(folded)) }
+        guard read == rest.count else {
+            throw CassetteError(code: .notWritable, file: path, message: "cannot read back: \(Self.lastError())")
+        }
+        let temporary = path + ".\(getpid()).tmp"
+        let replacement = try Self.openLocked(temporary, file: path)
+        do {
+            try writeAll(rest, to: replacement)
+        } catch {
+            close(replacement)
+            unlink(temporary)
+            throw error
+        }
+        _ = fsync(replacement)
+        guard rename(temporary, path) == 0 else {
+            let reason = Self.lastError()
+            close(replacement)
+            unlink(temporary)
+            throw CassetteError(code: .notWritable, file: path, message: "cannot replace: \(reason)")
+        }
+        close(descriptor)
+        descriptor = replacement
+        size = rest.count
+    }
+
+    /// Removes the journal (after the final fold).
+    func remove() {
+        unlink(path)
+        size = 0
+    }
+
+    private func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(CassetteError) {
+        var written = 0
+        let failure: String? = bytes.withUnsafeBytes { raw in
+            while written < raw.count {
+                let result = write(descriptor, raw.baseAddress! + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return Self.lastError()
+                }
+                written += result
+            }
+            return nil
+        }
+        if let failure { throw CassetteError(code: .notWritable, file: path, message: "cannot write: \(failure)") }
+    }
+
+    /// What a journal left by a run that did not end cleanly holds: its entries in order, and how many
+    /// were unreadable (a last entry cut short is not counted).
+    struct Leftover {
+        var entries: [(interaction: Interaction, replacing: Bool)] = []
+        var unreadable = 0
+    }
+
+    /// Reads the journal of `cassettePath` if one is there and no live recording holds it; nil otherwise.
+    /// `lock` receives the descriptor that keeps it locked until the caller is done.
+    static func leftover(of cassettePath: String) throws(CassetteError) -> (Leftover, lock: Int32)? {
+        let path = Self.path(for: cassettePath)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let descriptor = open(path, O_RDWR)
+        guard descriptor >= 0 else { return nil }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            close(descriptor)
+            throw CassetteError(code: .unreadable, file: path, message: "cannot read the journal")
+        }
+        var leftover = Leftover()
+        let bytes = Array(data)
+        let pieces = bytes.split(separator: 0x1E, omittingEmptySubsequences: true)
+        for (number, piece) in pieces.enumerated() {
+            let complete = piece.last == 0x0A
+            do {
+                let value = try JSONParser.parse(piece)
+                guard case .object(let object) = value, let interaction = object["interaction"],
+                    case .bool(let replacing)? = object["replace"]
+                else { throw CassetteDecodingError(path: [], message: "not a journal entry") }
+                leftover.entries.append(
+                    (try CassetteCodec.decodeInteraction(interaction, at: [.key("interaction")]), replacing))
+            } catch {
+                // A last entry without its line feed was cut short by the crash: it was never answered.
+                if complete || number != pieces.count - 1 { leftover.unreadable += 1 }
+            }
+        }
+        return (leftover, descriptor)
+    }
+
+    /// Gives up the lock `leftover(of:)` took.
+    static func release(_ lock: Int32) { close(lock) }
+
+    static func lastError() -> String { String(cString: strerror(errno)) }
+}
