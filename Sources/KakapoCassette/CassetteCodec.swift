@@ -27,19 +27,31 @@ public enum CassetteCodec {
 
     /// The file from its interaction chunks.
     static func assemble(version: Int, chunks: [[UInt8]]) -> [UInt8] {
-        var bytes = Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8)
-        if chunks.isEmpty {
-            bytes.append(contentsOf: "[]\n}\n".utf8)
-            return bytes
-        }
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(chunks.reduce(64) { $0 + $1.count + 6 })
-        bytes.append(contentsOf: "[".utf8)
-        for (offset, chunk) in chunks.enumerated() {
-            bytes.append(contentsOf: (offset == 0 ? "\n    " : ",\n    ").utf8)
-            bytes.append(contentsOf: chunk)
-        }
-        bytes.append(contentsOf: "\n  ]\n}\n".utf8)
+        assemble(version: version, chunks: chunks) { bytes.append(contentsOf: $0) }
         return bytes
+    }
+
+    /// The file from its interaction chunks, piece by piece (a large file is written without ever being
+    /// whole in memory).
+    static func assemble(version: Int, chunks: [[UInt8]], into emit: (UnsafeRawBufferPointer) throws -> Void)
+        rethrows
+    {
+        func emitText(_ text: StaticString) throws {
+            try emit(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+        try Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8).withUnsafeBytes(emit)
+        if chunks.isEmpty {
+            try emitText("[]\n}\n")
+            return
+        }
+        try emitText("[")
+        for (offset, chunk) in chunks.enumerated() {
+            try emitText(offset == 0 ? "\n    " : ",\n    ")
+            try chunk.withUnsafeBytes(emit)
+        }
+        try emitText("\n  ]\n}\n")
     }
 
     static func encode(_ interaction: Interaction) -> JSONValue {

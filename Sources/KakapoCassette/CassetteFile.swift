@@ -66,6 +66,34 @@ public enum CassetteFile {
 
     /// Writes `bytes` to `path` atomically: temporary file, fsync, rename.
     public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
+        try write(to: path) { emit in try bytes.withUnsafeBytes(emit) }
+    }
+
+    /// Writes a cassette file from its interaction chunks atomically, through a 1 MiB buffer: a large
+    /// file is never assembled in memory.
+    static func write(version: Int, chunks: [[UInt8]], to path: String) throws(CassetteError) {
+        try write(to: path) { emit in
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(1 << 20)
+            try CassetteCodec.assemble(version: version, chunks: chunks) { piece in
+                if buffer.count + piece.count > 1 << 20 {
+                    try buffer.withUnsafeBytes(emit)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+                if piece.count >= 1 << 20 {
+                    try emit(piece)
+                } else {
+                    buffer.append(contentsOf: piece)
+                }
+            }
+            try buffer.withUnsafeBytes(emit)
+        }
+    }
+
+    /// Writes what `produce` emits to `path` atomically: temporary file, fsync, rename.
+    private static func write(
+        to path: String, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws(CassetteError) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
@@ -73,17 +101,24 @@ public enum CassetteFile {
         guard descriptor >= 0 else {
             throw CassetteError(code: .notWritable, file: path, message: "cannot create \(temporary): \(lastError())")
         }
-        var written = 0
-        let failure: String? = bytes.withUnsafeBytes { raw in
-            while written < raw.count {
-                let result = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return lastError()
+        var failure: String?
+        do {
+            try produce { raw in
+                var written = 0
+                while written < raw.count {
+                    let result = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                    if result < 0 {
+                        if errno == EINTR { continue }
+                        throw CassetteError(code: .notWritable, file: path, message: lastError())
+                    }
+                    written += result
                 }
-                written += result
             }
-            return fsync(descriptor) == 0 ? nil : lastError()
+            if fsync(descriptor) != 0 { failure = lastError() }
+        } catch let error as CassetteError {
+            failure = error.message
+        } catch {
+            failure = "\(error)"
         }
         close(descriptor)
         if let failure {

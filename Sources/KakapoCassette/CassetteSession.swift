@@ -33,6 +33,7 @@ public final class CassetteSession: @unchecked Sendable {
     private var savedGeneration = 0
     private var saver: Thread?
     private var saverRunning = false
+    private var saverIdle = false
     private var stopping = false
     private var lastSaveError: CassetteError?
     private var lastSaveDuration: Duration = .zero
@@ -101,7 +102,8 @@ public final class CassetteSession: @unchecked Sendable {
         }
         recorded += 1
         generation += 1
-        condition.signal()
+        // Only a saver with nothing to do sleeps until told; one gathering a window wakes by itself.
+        if saverIdle { condition.signal() }
     }
 
     /// The report that explains why `request` missed.
@@ -165,15 +167,19 @@ public final class CassetteSession: @unchecked Sendable {
         condition.lock()
         while !stopping {
             if generation == savedGeneration {
+                saverIdle = true
                 condition.wait()
+                saverIdle = false
                 continue
             }
             // Gather what arrives in a window, then write it all at once. Every recording is already in
-            // the journal: a large file waits four times as long as its last save took (so folding uses at
-            // most a fifth of one core), up to five seconds.
+            // the journal: a large file waits ten times as long as its last save took (so folding uses
+            // at most a tenth of one core), up to ten seconds.
             let last =
                 Double(lastSaveDuration.components.seconds) + Double(lastSaveDuration.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date(timeIntervalSinceNow: min(5, max(interval, 4 * last))))
+            // Wait out the whole window (a broadcast at close ends it early).
+            let deadline = Date(timeIntervalSinceNow: min(10, max(interval, 10 * last)))
+            while !stopping && condition.wait(until: deadline) {}
             saveLocked()
             if lastSaveError != nil, !stopping {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
@@ -205,7 +211,7 @@ public final class CassetteSession: @unchecked Sendable {
         let started = ContinuousClock.now
         var failure: CassetteError?
         do {
-            try CassetteFile.write(CassetteCodec.assemble(version: version, chunks: parts), to: path)
+            try CassetteFile.write(version: version, chunks: parts, to: path)
         } catch {
             failure = error
         }

@@ -161,7 +161,8 @@ final class CurlHandle {
 final class ResponseSink {
     let limit: Int
     let timeout: Double
-    var headerLines: [String] = []
+    /// The fields of the response being read, in wire order.
+    private var fields = HTTPHeaders()
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
@@ -194,16 +195,32 @@ final class ResponseSink {
         self.keepsStreamedBody = keepsStreamedBody
     }
 
-    func appendHeaderLine(_ line: String) {
+    /// One header line without its line end, as libcurl hands it over.
+    func appendHeaderLine(_ line: UnsafeRawBufferPointer) {
         // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
         // established`): keep only the last response's fields.
         parsedHeaders = nil
-        if line.hasPrefix("HTTP/") {
-            headerLines.removeAll()
-            status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        if line.starts(with: "HTTP/".utf8) {
+            fields = HTTPHeaders()
+            // "HTTP/1.1 200 OK": the digits after the first space.
+            var code = 0
+            if let space = line.firstIndex(of: 0x20) {
+                for byte in line[(space + 1)...] {
+                    guard byte >= 0x30 && byte <= 0x39 else { break }
+                    code = code * 10 + Int(byte - 0x30)
+                }
+            }
+            status = code
             return
         }
-        headerLines.append(line)
+        guard let colon = line.firstIndex(of: 0x3A) else { return }
+        var start = colon + 1
+        var end = line.count
+        while start < end && (line[start] == 0x20 || line[start] == 0x09) { start += 1 }
+        while end > start && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
+        fields.add(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
     }
 
     /// The blank line after a header section: a final answer that streams is reported now. Event streams
@@ -255,12 +272,7 @@ final class ResponseSink {
     /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
     func responseHeaders() -> HTTPHeaders {
         if let parsedHeaders { return parsedHeaders }
-        var headers = HTTPHeaders()
-        for line in headerLines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingSpaces())
-        }
-        let final = HopByHopHeaders.removing(from: headers)
+        let final = HopByHopHeaders.removing(from: fields)
         parsedHeaders = final
         return final
     }
@@ -277,7 +289,7 @@ private let curlHeaderCallback: kakapo_curl_data_callback = { data, size, count,
     if bytes.isEmpty {
         sink.headersEnded()
     } else {
-        sink.appendHeaderLine(String(decoding: bytes, as: UTF8.self))
+        sink.appendHeaderLine(bytes)
     }
     return length
 }
