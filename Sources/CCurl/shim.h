@@ -55,6 +55,31 @@ static inline CURLcode kakapo_curl_getinfo_long(CURL *handle, CURLINFO info, lon
     return curl_easy_getinfo(handle, info, value);
 }
 
+// What a write callback returns to pause its transfer; libcurl hands the same bytes over again once
+// the transfer is resumed.
+static const size_t kakapo_curl_write_pause = CURL_WRITEFUNC_PAUSE;
+
+static inline CURLcode kakapo_curl_resume(CURL *handle) {
+    return curl_easy_pause(handle, CURLPAUSE_CONT);
+}
+
+static inline CURLMcode kakapo_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+// The next finished transfer of a multi handle and its result, or NULL when none has finished.
+static inline CURL *kakapo_curl_multi_next_done(CURLM *multi, CURLcode *result) {
+    int queued;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &queued))) {
+        if (message->msg == CURLMSG_DONE) {
+            *result = message->data.result;
+            return message->easy_handle;
+        }
+    }
+    return NULL;
+}
+
 static inline CURLcode kakapo_curl_global_init(void) {
     return curl_global_init(CURL_GLOBAL_ALL);
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KakapoCassette
+import KakapoUpstream
 import Synchronization
 
 /// A streamed upstream answer on its way through: libcurl's thread appends body bytes as they arrive,
@@ -7,8 +8,9 @@ import Synchronization
 /// and for an event stream the recording gets one chunk per server-sent event with its time offset.
 ///
 /// Backpressure: the consumer reports bytes the socket has taken (`delivered`); while more than
-/// `window` bytes are on their way, `append` holds libcurl's thread, which slows the upstream down
-/// instead of growing memory. A consumer that goes away (`cancel`) makes `append` refuse what comes next.
+/// `window` bytes are on their way, `append` pauses the transfer (no thread waits; the upstream's TCP
+/// window fills and it slows down) until the client has caught up. A consumer that goes away
+/// (`cancel`) makes the transfer stop.
 final class LiveResponse: @unchecked Sendable {
     // @unchecked Sendable: every stored var below is read and written only while `condition` is locked.
     enum Event: Sendable {
@@ -30,26 +32,35 @@ final class LiveResponse: @unchecked Sendable {
     private var cancelled = false
     private var keptWhole = true
     private var inFlight = 0
+    /// The transfer is paused until the client catches up.
+    private var paused = false
+    private let resumer: TransferResumer
     private var consumer: (@Sendable (Event) -> Void)?
     private var events: [ResponseChunk] = []
     private var pending: [UInt8] = []
     private var pendingOffset: Double?
     private let started = ContinuousClock.now
 
-    init(recordsEvents: Bool, window: Int = 1 << 20) {
+    init(recordsEvents: Bool, resumer: TransferResumer, window: Int = 1 << 20) {
         self.recordsEvents = recordsEvents
+        self.resumer = resumer
         self.window = window
     }
 
-    /// Body bytes from the upstream (libcurl's thread). Waits while the client is more than `window`
-    /// bytes behind; false once the consumer is gone, to abandon the transfer.
-    func append(_ bytes: [UInt8]) -> Bool {
+    /// Body bytes from the upstream (libcurl's thread): taken, refused for now (`.pause`: the client is
+    /// more than `window` bytes behind; the transfer is resumed once it catches up and delivers them
+    /// again), or `.stop` once the consumer is gone.
+    func append(_ bytes: [UInt8]) -> StreamDisposition {
         let offset = (ContinuousClock.now - started) / .milliseconds(1)
         condition.lock()
-        while inFlight > window && !cancelled { condition.wait() }
         if cancelled {
             condition.unlock()
-            return false
+            return .stop
+        }
+        if inFlight > window {
+            paused = true
+            condition.unlock()
+            return .pause
         }
         inFlight += bytes.count
         if recordsEvents {
@@ -64,23 +75,28 @@ final class LiveResponse: @unchecked Sendable {
         let consumer = self.consumer
         condition.unlock()
         consumer?(.data(bytes))
-        return true
+        return .proceed
     }
 
     /// The consumer's socket took `count` bytes: the upstream may send that many more.
     func delivered(_ count: Int) {
         condition.lock()
         inFlight -= count
-        if inFlight <= window { condition.broadcast() }
+        let resume = paused && inFlight <= window
+        if resume { paused = false }
         condition.unlock()
+        if resume { resumer.resume() }
     }
 
-    /// The consumer is gone (the client closed its connection): whatever comes next is refused.
+    /// The consumer is gone (the client closed its connection): the transfer stops (a paused one is
+    /// resumed to hear it).
     func cancel() {
         condition.lock()
         cancelled = true
-        condition.broadcast()
+        let resume = paused
+        paused = false
         condition.unlock()
+        if resume { resumer.resume() }
     }
 
     /// Whether the consumer went away before the end.

@@ -170,16 +170,16 @@ public final class RequestPipeline: Sendable {
         let live = Mutex<LiveResponse?>(nil)
         let onStream: @Sendable (UpstreamStreamEvent) -> StreamDisposition = { event in
             switch event {
-            case .head(let head):
-                let stream = LiveResponse(recordsEvents: head.headers.announcesEventStream)
+            case .head(let head, let resumer):
+                let stream = LiveResponse(recordsEvents: head.headers.announcesEventStream, resumer: resumer)
                 live.withLock { $0 = stream }
                 var answer = ProxyAnswer(response: head, source: .upstream)
                 answer.live = stream
                 completion(answer)
                 return .proceed
             case .data(let bytes):
-                // Holds libcurl's thread while the client is behind.
-                return live.withLock { $0 }?.append(bytes) == false ? .stop : .proceed
+                // Pauses the transfer while the client is behind.
+                return live.withLock { $0 }?.append(bytes) ?? .proceed
             case .tooLargeToKeep:
                 live.withLock { $0 }?.dropKeptBody()
                 return .proceed

@@ -1,11 +1,21 @@
 import CCurl
 import KakapoHTTP
 
-/// One libcurl easy handle, used by one thread at a time. Reusing it across requests keeps connections
-/// to the upstream alive (`curl_easy_reset` clears options but keeps the connection cache).
+/// One libcurl easy handle and the transfer it carries, driven by a `CurlMultiLoop` (only ever touched on
+/// that loop's thread). `start` sets a request up; the loop runs it; `finish` turns libcurl's result
+/// into the response. The handle is reused for later transfers.
 final class CurlHandle {
-    private let handle: UnsafeMutableRawPointer
+    let handle: UnsafeMutableRawPointer
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var sinkPointer: Unmanaged<ResponseSink>?
+    private var url = ""
+    /// The transfer in progress: its response so far.
+    private(set) var sink: ResponseSink?
+    /// Which transfer the handle carries (a loop numbers them).
+    var serial = 0
+    /// Told the result when the transfer ends.
+    var completion: (@Sendable (Result<HTTPResponse, UpstreamError>) -> Void)?
 
     init?() {
         CurlHandle.globalInit
@@ -14,30 +24,34 @@ final class CurlHandle {
     }
 
     deinit {
+        release()
         curl_easy_cleanup(handle)
         errorBuffer.deallocate()
     }
 
-    private static let globalInit: Void = { _ = kakapo_curl_global_init() }()
+    static let globalInit: Void = { _ = kakapo_curl_global_init() }()
 
-    /// Performs `request` (already prepared for the upstream) against `url`; `caBundle` replaces the
-    /// trusted CA certificates when given (PEM). `onStream` hears about answers that stream (see
+    /// Sets up `request` (already prepared for the upstream) to `url`; `caBundle` replaces the trusted CA
+    /// certificates when given (PEM). `onStream` hears about answers that stream (see
     /// `UpstreamStreamEvent`); their bodies are kept for the completion only with `keepsStreamedBody`.
-    func perform(
-        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]? = nil,
-        keepsStreamedBody: Bool = true, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil
-    ) -> Result<HTTPResponse, UpstreamError> {
+    /// `resumer` continues the transfer after a listener paused it.
+    func start(
+        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]?,
+        keepsStreamedBody: Bool, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?,
+        resumer: TransferResumer
+    ) {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
+        self.url = url
         let sink = ResponseSink(
             configuration: configuration, bodyExpected: request.method.rawValue != "HEAD",
             keepsStreamedBody: keepsStreamedBody)
         sink.onStream = onStream
+        sink.resumer = resumer
+        self.sink = sink
         let sinkPointer = Unmanaged.passRetained(sink)
-        defer { sinkPointer.release() }
+        self.sinkPointer = sinkPointer
 
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
         for line in CurlHandle.headerLines(for: request) {
             headerList = curl_slist_append(headerList, line)
         }
@@ -73,34 +87,47 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, sinkPointer.toOpaque())
 
         let method = request.method.rawValue
-        let code: CURLcode = request.body.withUnsafeBufferPointer { body in
-            if method == "HEAD" {
-                _ = kakapo_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
-            } else if method == "GET" && body.isEmpty {
-                _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
-            } else {
-                if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
-                    _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+        if method == "HEAD" {
+            _ = kakapo_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        } else if method == "GET" && request.body.isEmpty {
+            _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
+        } else {
+            if !request.body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                // libcurl copies the body (the size first: bodies may hold NUL bytes).
+                _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+                request.body.withUnsafeBufferPointer { body in
                     if let base = body.baseAddress, !body.isEmpty {
-                        // libcurl reads the bytes during perform, while this buffer is alive.
                         _ = kakapo_curl_setopt_pointer(
-                            handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+                            handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
                     } else {
                         _ = kakapo_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
                     }
                 }
-                _ = kakapo_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
             }
-            return curl_easy_perform(handle)
+            _ = kakapo_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
         }
-        withExtendedLifetime(sink) {}
+    }
 
+    /// The transfer ended with `code`: its result. The handle is then free for the next transfer.
+    func finish(_ code: CURLcode) -> Result<HTTPResponse, UpstreamError> {
+        defer { release() }
+        guard let sink else {
+            return .failure(UpstreamError(code: .other, message: "no transfer was started"))
+        }
         guard code == CURLE_OK else {
             return .failure(error(for: code, sink: sink, url: url))
         }
         var status = 0
         _ = kakapo_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(HTTPResponse(status: status, headers: sink.responseHeaders(), body: sink.body))
+    }
+
+    private func release() {
+        curl_slist_free_all(headerList)
+        headerList = nil
+        sinkPointer?.release()
+        sinkPointer = nil
+        sink = nil
     }
 
     /// The header lines to send: every end-to-end header of the prepared request, plus empty headers that
@@ -166,6 +193,10 @@ final class ResponseSink {
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
+    /// Continues the transfer after a listener paused it.
+    var resumer: TransferResumer?
+    /// The listener paused the transfer (its client is behind): quiet time does not count as a stall.
+    var paused = false
     /// Set once the head of a streamed answer has been reported: body bytes are reported too.
     private(set) var streaming = false
     /// The listener wants no more: the transfer is abandoned.
@@ -235,35 +266,56 @@ final class ResponseSink {
         streaming = true
         keeping = keepsStreamedBody
         lastActivity = .now
-        if onStream(.head(HTTPResponse(status: status, headers: headers))) == .stop { stopped = true }
+        let resumer = self.resumer ?? TransferResumer {}
+        if onStream(.head(HTTPResponse(status: status, headers: headers), resumer)) == .stop { stopped = true }
     }
 
-    /// Takes body bytes; false when the transfer is to stop (too large to buffer, or nobody listens).
-    func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if stopped { return false }
+    /// What became of body bytes libcurl delivered.
+    enum Intake {
+        case taken
+        /// The transfer ends (too large to buffer, or nobody listens).
+        case stop
+        /// Not taken: the transfer waits until resumed, then libcurl delivers the same bytes again.
+        case pause
+    }
+
+    /// Takes body bytes, or stops or pauses the transfer.
+    func appendBody(_ bytes: UnsafeRawBufferPointer) -> Intake {
+        if stopped { return .stop }
+        if streaming, let onStream {
+            switch onStream(.data(Array(bytes))) {
+            case .stop:
+                stopped = true
+                return .stop
+            case .pause:
+                paused = true
+                return .pause
+            case .proceed:
+                lastActivity = .now
+            }
+        }
         if keeping && body.count + bytes.count > limit {
             guard streaming, let onStream else {
                 exceededLimit = true
-                return false
+                return .stop
             }
             keeping = false
             body = []
             _ = onStream(.tooLargeToKeep)
         }
         if keeping { body.append(contentsOf: bytes) }
-        if streaming, let onStream {
-            // The listener may hold this thread while the client catches up (backpressure).
-            if onStream(.data(Array(bytes))) == .stop {
-                stopped = true
-                return false
-            }
-            lastActivity = .now
-        }
-        return true
+        return .taken
+    }
+
+    /// The transfer goes on after a pause.
+    func resumed() {
+        paused = false
+        lastActivity = .now
     }
 
     /// Called by libcurl now and then during the transfer: false ends it as timed out.
     func withinDeadline() -> Bool {
+        if paused { return true }
         if ContinuousClock.now - (streaming ? lastActivity : started) <= allowed { return true }
         timedOut = true
         return false
@@ -298,8 +350,12 @@ private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, 
     let length = size * count
     guard let data, let userdata else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
-    // Returning less than `length` makes libcurl stop with CURLE_WRITE_ERROR.
-    return sink.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    switch sink.appendBody(UnsafeRawBufferPointer(start: data, count: length)) {
+    case .taken: return length
+    // Less than `length` makes libcurl stop with CURLE_WRITE_ERROR.
+    case .stop: return 0
+    case .pause: return kakapo_curl_write_pause
+    }
 }
 
 private let curlProgressCallback: kakapo_curl_progress_callback = { userdata, _, _, _, _ in

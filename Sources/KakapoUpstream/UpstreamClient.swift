@@ -1,4 +1,6 @@
+import Foundation
 import KakapoHTTP
+import Synchronization
 
 /// Sends requests upstream through libcurl, off the caller's thread (design section 6): to one base URL
 /// (`--upstream`), or, for requests that name their origin (a forward proxy's), to that origin.
@@ -10,7 +12,9 @@ public final class UpstreamClient: Sendable {
     /// The base URL requests without an origin go to; nil for a client that only forwards requests
     /// naming their origin.
     public let url: UpstreamURL?
-    private let pool: CurlWorkerPool
+    /// One transfer loop per core; requests are spread over them in turn.
+    private let loops: [CurlMultiLoop]
+    private let next = Atomic<Int>(0)
 
     /// Creates a client. An empty base URL makes a forwarding-only client; throws `invalidURL` when the
     /// base URL is not `http(s)://host[:port][/prefix]`, and `tlsFailure` when the additional CA file
@@ -27,7 +31,16 @@ public final class UpstreamClient: Sendable {
             self.url = url
         }
         self.configuration = configuration
-        self.pool = CurlWorkerPool(configuration: configuration, caBundle: try CABundle.load(configuration))
+        let caBundle = try CABundle.load(configuration)
+        let count = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let connections = max(1, configuration.maximumConcurrentRequests / count)
+        var loops: [CurlMultiLoop] = []
+        for _ in 0..<count {
+            guard let loop = CurlMultiLoop(configuration: configuration, caBundle: caBundle, connections: connections)
+            else { throw UpstreamError(code: .other, message: "libcurl could not create a multi handle") }
+            loops.append(loop)
+        }
+        self.loops = loops
     }
 
     /// Where `request` goes: its own origin when it names one, else the base URL; nil when neither.
@@ -76,7 +89,8 @@ public final class UpstreamClient: Sendable {
                     )))
             return
         }
-        pool.submit(
+        let index = next.add(1, ordering: .relaxed).oldValue % loops.count
+        loops[index].submit(
             .init(
                 request: prepared, url: target, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
                 completion: completion))
@@ -91,5 +105,7 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Waits for requests in flight, then stops the worker threads.
-    public func shutdown() { pool.shutdown() }
+    public func shutdown() {
+        for loop in loops { loop.shutdown() }
+    }
 }

@@ -1,0 +1,138 @@
+import CCurl
+import Foundation
+import KakapoHTTP
+
+/// A thread that runs many libcurl transfers at once on one multi handle, woken by socket readiness
+/// (`curl_multi_poll`) or by new work (`curl_multi_wakeup`); no thread waits for one transfer. Easy
+/// handles are reused, and the multi handle keeps connections to upstreams alive between transfers.
+/// A paused transfer (its client is behind) costs nothing until it is resumed.
+final class CurlMultiLoop: @unchecked Sendable {
+    // @unchecked Sendable: `incoming`, `resuming` and `stopped` are only touched with `lock` held; the
+    // rest only on the loop's thread.
+    struct Job {
+        let request: HTTPRequest
+        let url: String
+        /// Whether a streamed answer's body is kept for the completion.
+        let keepsStreamedBody: Bool
+        /// Told about a streamed answer as it arrives; nil buffers every answer.
+        let onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
+        let completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: UpstreamConfiguration
+    private let caBundle: [UInt8]?
+    private let lock = NSLock()
+    private var incoming: [Job] = []
+    /// Transfers to resume: their handle's address and their serial number.
+    private var resuming: [(address: UInt, serial: Int)] = []
+    private var serial = 0
+    private var stopped = false
+    private var finished = false
+    private let done = NSCondition()
+    private var active: [UnsafeMutableRawPointer: CurlHandle] = [:]
+    private var idle: [CurlHandle] = []
+
+    /// Starts the loop's thread; at most `connections` transfers run at once (more wait their turn).
+    init?(configuration: UpstreamConfiguration, caBundle: [UInt8]?, connections: Int) {
+        CurlHandle.globalInit
+        guard let multi = curl_multi_init() else { return nil }
+        _ = kakapo_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, connections))
+        self.multi = multi
+        self.configuration = configuration
+        self.caBundle = caBundle
+        let thread = Thread { [self] in run() }
+        thread.name = "kakapo-upstream"
+        thread.start()
+    }
+
+    deinit { curl_multi_cleanup(multi) }
+
+    func submit(_ job: Job) {
+        lock.lock()
+        if stopped {
+            lock.unlock()
+            job.completion(.failure(UpstreamError(code: .other, message: "the upstream client is shut down")))
+            return
+        }
+        incoming.append(job)
+        lock.unlock()
+        curl_multi_wakeup(multi)
+    }
+
+    private func resume(address: UInt, serial: Int) {
+        lock.lock()
+        resuming.append((address, serial))
+        lock.unlock()
+        curl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        while true {
+            lock.lock()
+            let jobs = incoming
+            let resumed = resuming
+            let stopping = stopped
+            incoming.removeAll(keepingCapacity: true)
+            resuming.removeAll(keepingCapacity: true)
+            lock.unlock()
+            for job in jobs { start(job) }
+            for (address, serial) in resumed {
+                // A transfer that ended meanwhile is not resumed (its handle may carry another one).
+                guard let easy = UnsafeMutableRawPointer(bitPattern: address), let handle = active[easy],
+                    handle.serial == serial
+                else { continue }
+                handle.sink?.resumed()
+                _ = kakapo_curl_resume(easy)
+            }
+            if stopping && active.isEmpty { break }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            var code = CURLE_OK
+            while let easy = kakapo_curl_multi_next_done(multi, &code) {
+                curl_multi_remove_handle(multi, easy)
+                guard let handle = active.removeValue(forKey: easy) else { continue }
+                let completion = handle.completion
+                let result = handle.finish(code)
+                handle.completion = nil
+                idle.append(handle)
+                completion?(result)
+            }
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        idle.removeAll()
+        done.lock()
+        finished = true
+        done.broadcast()
+        done.unlock()
+    }
+
+    private func start(_ job: Job) {
+        guard let handle = idle.popLast() ?? CurlHandle() else {
+            job.completion(.failure(UpstreamError(code: .other, message: "libcurl could not create a handle")))
+            return
+        }
+        let easy = handle.handle
+        serial += 1
+        handle.serial = serial
+        let (address, current) = (UInt(bitPattern: easy), serial)
+        let resumer = TransferResumer { [self] in resume(address: address, serial: current) }
+        handle.start(
+            job.request, url: job.url, configuration: configuration, caBundle: caBundle,
+            keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream, resumer: resumer)
+        handle.completion = job.completion
+        active[easy] = handle
+        curl_multi_add_handle(multi, easy)
+    }
+
+    /// Lets transfers in progress and queued finish, then stops the thread.
+    func shutdown() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+        curl_multi_wakeup(multi)
+        done.lock()
+        while !finished { done.wait() }
+        done.unlock()
+    }
+}
