@@ -66,32 +66,11 @@ public enum CassetteFile {
 
     /// Writes `bytes` to `path` atomically: temporary file, fsync, rename.
     public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
-        try write(to: path) { emit in try bytes.withUnsafeBytes(emit) }
-    }
-
-    /// Writes a cassette file from its interaction chunks atomically, through a 1 MiB buffer: a large
-    /// file is never assembled in memory.
-    static func write(version: Int, chunks: [[UInt8]], to path: String) throws(CassetteError) {
-        try write(to: path) { emit in
-            var buffer: [UInt8] = []
-            buffer.reserveCapacity(1 << 20)
-            try CassetteCodec.assemble(version: version, chunks: chunks) { piece in
-                if buffer.count + piece.count > 1 << 20 {
-                    try buffer.withUnsafeBytes(emit)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-                if piece.count >= 1 << 20 {
-                    try emit(piece)
-                } else {
-                    buffer.append(contentsOf: piece)
-                }
-            }
-            try buffer.withUnsafeBytes(emit)
-        }
+        try writeAtomically(to: path) { emit in try bytes.withUnsafeBytes(emit) }
     }
 
     /// Writes what `produce` emits to `path` atomically: temporary file, fsync, rename.
-    private static func write(
+    static func writeAtomically(
         to path: String, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
     ) throws(CassetteError) {
         let url = URL(fileURLWithPath: path)

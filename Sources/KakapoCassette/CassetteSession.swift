@@ -21,9 +21,17 @@ public final class CassetteSession: @unchecked Sendable {
     public let redactor: Redactor
     public let matching: MatchOptions
     private let condition = NSCondition()
+    /// The interactions loaded from the file (replaced in place in mode `all`). This session's
+    /// recordings are not kept here: once folded into the file, nothing of them stays in memory.
     private var cassette: Cassette
-    /// Each interaction encoded as it appears in the file; nil until first needed.
+    /// Each loaded interaction encoded as it appears in the file; nil until first needed.
     private var chunks: [[UInt8]?]
+    /// Recordings not yet folded into the file, encoded.
+    private var pending: [[UInt8]] = []
+    /// Where the parts of the file are, as this session last wrote it; nil before its first fold.
+    private var layout: CassetteFold.Layout?
+    /// The loaded interactions must be written from `chunks` (the first fold, or one was replaced).
+    private var originalsChanged = true
     private var index: InteractionIndex
     private let originalCount: Int
     private var replaced: Set<Int> = []
@@ -96,9 +104,9 @@ public final class CassetteSession: @unchecked Sendable {
             replaced.insert(position)
             cassette.interactions[position] = clean
             chunks[position] = chunk
+            originalsChanged = true
         } else {
-            cassette.interactions.append(clean)
-            chunks.append(chunk)
+            pending.append(chunk)
         }
         recorded += 1
         generation += 1
@@ -112,11 +120,19 @@ public final class CassetteSession: @unchecked Sendable {
         return MissReport(request: request, cassette: snapshot, redactor: redactor, matching: matching)
     }
 
-    /// A copy of the cassette as it is now.
+    /// The interactions loaded from the file, as replaced in mode `all` (this session's recordings are
+    /// in the file, not here).
     public var snapshot: Cassette {
         condition.lock()
         defer { condition.unlock() }
         return cassette
+    }
+
+    /// How many interactions the cassette holds: those loaded and those recorded.
+    public var interactionCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return cassette.interactions.count + recorded - replaced.count
     }
 
     /// How many interactions this session recorded.
@@ -194,38 +210,47 @@ public final class CassetteSession: @unchecked Sendable {
     private func saveLocked() {
         guard generation != savedGeneration else { return }
         let target = generation
-        // Interactions loaded from the file are encoded on the first save, once, outside the lock so
-        // recording threads are not held up.
-        let missing = chunks.indices.filter { chunks[$0] == nil }.map { ($0, cassette.interactions[$0]) }
-        if !missing.isEmpty {
-            condition.unlock()
-            let encoded = missing.map { ($0.0, CassetteCodec.encodeChunk($0.1)) }
-            condition.lock()
-            // A position replaced meanwhile (mode `all`) already has its new chunk.
-            for (position, chunk) in encoded where chunks[position] == nil { chunks[position] = chunk }
+        let rewriteOriginals = originalsChanged || layout == nil
+        if rewriteOriginals {
+            // Loaded interactions are encoded on the first save, once, outside the lock so recording
+            // threads are not held up.
+            let missing = chunks.indices.filter { chunks[$0] == nil }.map { ($0, cassette.interactions[$0]) }
+            if !missing.isEmpty {
+                condition.unlock()
+                let encoded = missing.map { ($0.0, CassetteCodec.encodeChunk($0.1)) }
+                condition.lock()
+                // A position replaced meanwhile (mode `all`) already has its new chunk.
+                for (position, chunk) in encoded where chunks[position] == nil { chunks[position] = chunk }
+            }
         }
-        let parts = chunks.map { $0 ?? [] }
-        let version = cassette.version
+        let fold = CassetteFold(
+            version: cassette.version, originals: rewriteOriginals ? chunks.map { $0 ?? [] } : nil,
+            originalCount: cassette.interactions.count, recordings: pending, previous: layout)
+        originalsChanged = false
         let journaled = journal?.size ?? 0
         condition.unlock()
         let started = ContinuousClock.now
-        var failure: CassetteError?
+        let result: Result<CassetteFold.Layout, CassetteError>
         do {
-            try CassetteFile.write(version: version, chunks: parts, to: path)
+            result = .success(try fold.write(to: path))
         } catch {
-            failure = error
+            result = .failure(error)
         }
         let elapsed = ContinuousClock.now - started
         condition.lock()
         lastSaveDuration = elapsed
-        if let failure {
+        switch result {
+        case .failure(let failure):
+            if rewriteOriginals { originalsChanged = true }
             if lastSaveError != failure { onSaveError(failure) }
             lastSaveError = failure
-        } else {
+        case .success(let written):
+            layout = written
+            // What the file now holds is no longer kept here, nor in the journal.
+            pending.removeFirst(fold.recordings.count)
             lastSaveError = nil
             savedGeneration = max(savedGeneration, target)
             if let journal {
-                // What the file now holds leaves the journal; what was recorded meanwhile stays in it.
                 journal.sync()
                 do {
                     try journal.discard(upTo: journaled)

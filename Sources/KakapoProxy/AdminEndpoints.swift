@@ -123,7 +123,7 @@ enum AdminEndpoints {
             var body: JSONObject = ["status": "ok", "mode": .string(pipeline.configuration.mode.rawValue)]
             if let session = pipeline.session {
                 body["cassette"] = .string(session.path)
-                body["interactions"] = .number(JSONNumber(session.snapshot.interactions.count))
+                body["interactions"] = .number(JSONNumber(session.interactionCount))
             }
             return ProxyAnswer(response: .json(.object(body), status: 200), source: .admin)
         case (.get, "/__kakapo/requests"):

@@ -104,7 +104,7 @@ public final class UpstreamClient: Sendable {
         return try result.get()
     }
 
-    /// Waits for requests in flight, then stops the worker threads.
+    /// Waits for requests in flight, then stops the transfer loops.
     public func shutdown() {
         for loop in loops { loop.shutdown() }
     }

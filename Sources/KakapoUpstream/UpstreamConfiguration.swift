@@ -15,7 +15,7 @@ public struct UpstreamConfiguration: Sendable {
     /// Bodies announced larger than this, or of unknown length (chunked), stream to a listener as they
     /// arrive instead of being buffered whole; server-sent events always stream.
     public var streamingThreshold: Int = 1 << 20
-    /// How many requests may be in flight upstream at once (one libcurl handle and thread each).
+    /// How many connections may carry upstream requests at once, over all transfer loops (more wait).
     public var maximumConcurrentRequests: Int
     /// A PEM file of CA certificates trusted for upstream TLS besides the system's (`--upstream-ca`): for
     /// private APIs and test servers.

@@ -127,6 +127,7 @@ func loadOrExit(_ file: String) throws -> Cassette {
         if let recovery = try CassetteSession.recover(file) {
             standardError(
                 "kakapo: folded \(recovery.folded) interaction(s) a recording left in \(CassetteJournal.path(for: file)) into \(file)"
+                    + (recovery.alreadySaved > 0 ? " (\(recovery.alreadySaved) were already in it)" : "")
                     + (recovery.unreadable > 0
                         ? "; \(recovery.unreadable) unreadable entries kept in the .unreadable file" : ""))
         }

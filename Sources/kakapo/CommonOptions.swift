@@ -147,7 +147,7 @@ struct UpstreamOptions: ParsableArguments {
     @Flag(help: "Do not verify the upstream's TLS certificate.")
     var insecure = false
 
-    @Option(help: "How many requests may be in flight to the upstream at once (one libcurl handle and thread each).")
+    @Option(help: "How many connections to the upstream may carry requests at once (more wait their turn).")
     var upstreamConcurrency: Int = 32
 
     @Option(

@@ -250,7 +250,8 @@ struct CLITests {
         replayClient.shutdown()
         replay.send(SIGINT)
         #expect(try await replay.waitForExit() == 0)
-        #expect(replay.standardError.contains("folded 1 interaction(s)"), "\(replay.standardError)")
+        // Folded now, or (when the recorder's own fold came first) recognised as already saved.
+        #expect(replay.standardError.contains("a recording left in"), "\(replay.standardError)")
         #expect(!FileManager.default.fileExists(atPath: cassette + ".journal"))
         await upstream.stop()
     }

@@ -51,6 +51,44 @@ struct CassetteFileTests {
         }
     }
 
+    @Test(
+        "a recording folded in several steps (copying what is saved, keeping none of it) writes the same bytes as one save; a replacement rewrites the rest"
+    )
+    func incrementalFolds() async throws {
+        let sample = Self.sample()
+        for (loaded, replacing) in [(0, false), (2, false), (2, true)] {
+            let path = try temporaryPath()
+            let original = Cassette(interactions: Array(sample.interactions.prefix(loaded)))
+            try CassetteFile.save(original, to: path)
+            let session = CassetteSession(path: path, cassette: original, redactor: .disabled)
+            try session.startAutosave(interval: 0.05)
+            var expected = original
+            for (step, interaction) in sample.interactions.enumerated() {
+                let replaces = replacing && step < loaded
+                session.record(interaction, replacing: replaces)
+                if replaces { expected.interactions[step] = interaction } else { expected.interactions.append(interaction) }
+                // Wait for the fold, so the next recording lands in another one.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while (try? CassetteFile.load(path))?.interactions.count != expected.interactions.count
+                    || FileManager.default.fileExists(atPath: path + ".journal")
+                        && (try? Data(contentsOf: URL(fileURLWithPath: path + ".journal")))?.isEmpty == false,
+                    ContinuousClock.now < deadline
+                {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                if replaces {
+                    #expect(session.snapshot.interactions[step] == interaction)
+                }
+            }
+            try session.close()
+            #expect(!FileManager.default.fileExists(atPath: path + ".journal"))
+            let written = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(Array(written) == CassetteCodec.encodeFile(expected), "\(loaded) loaded, replacing: \(replacing)")
+            #expect(session.snapshot.interactions.count == loaded, "recordings are not kept in memory")
+            #expect(session.interactionCount == expected.interactions.count)
+        }
+    }
+
     @Test("JSON bodies are stored as JSON, binary ones as base64, empty ones not at all")
     func bodyForms() throws {
         let text = String(decoding: CassetteCodec.encodeFile(Self.sample()), as: UTF8.self)
