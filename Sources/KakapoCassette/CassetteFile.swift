@@ -12,11 +12,43 @@ import KakapoJSON
 public enum CassetteFile {
     /// Loads the cassette at `path`; every failure names the file, and the line and column where known.
     public static func load(_ path: String) throws(CassetteError) -> Cassette {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let bytes = readBytes(path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw CassetteError(code: .unreadable, file: path, message: reason)
         }
-        return try decode(Array(data), file: path)
+        let cassette = try decode(bytes, file: path)
+        #if canImport(Glibc)
+            // Parsing leaves much freed memory behind in malloc's arenas: give it back, so a large cassette
+            // costs what it holds, not what loading it took.
+            _ = kakapoMallocTrim(0)
+        #endif
+        return cassette
+    }
+
+    /// The file's bytes, read straight into one array (no second copy of a large file); nil when it
+    /// cannot be read.
+    static func readBytes(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        var capacity = max(Int(status.st_size), 0) + 1
+        var count = 0
+        while true {
+            if count == capacity { capacity *= 2 }
+            if bytes.count < capacity { bytes += [UInt8](repeating: 0, count: capacity - bytes.count) }
+            let read = bytes.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress! + count, capacity - count) }
+            if read < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if read == 0 { break }
+            count += read
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 
     /// Decodes cassette bytes; `file` is the name used in error messages.
@@ -126,3 +158,9 @@ public enum CassetteFile {
 
     static func lastError() -> String { String(cString: strerror(errno)) }
 }
+
+#if canImport(Glibc)
+    /// glibc's `malloc_trim` (declared in malloc.h, which the Glibc module leaves out).
+    @_silgen_name("malloc_trim")
+    private func kakapoMallocTrim(_ pad: Int) -> Int32
+#endif
