@@ -59,6 +59,10 @@ static inline CURLcode kakapo_curl_getinfo_long(CURL *handle, CURLINFO info, lon
 // the transfer is resumed.
 static const size_t kakapo_curl_write_pause = CURL_WRITEFUNC_PAUSE;
 
+// What a read callback returns to pause its transfer until resumed, or to abort it.
+static const size_t kakapo_curl_read_pause = CURL_READFUNC_PAUSE;
+static const size_t kakapo_curl_read_abort = CURL_READFUNC_ABORT;
+
 static inline CURLcode kakapo_curl_resume(CURL *handle) {
     return curl_easy_pause(handle, CURLPAUSE_CONT);
 }

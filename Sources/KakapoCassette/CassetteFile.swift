@@ -39,7 +39,9 @@ public enum CassetteFile {
         while true {
             if count == capacity { capacity *= 2 }
             if bytes.count < capacity { bytes += [UInt8](repeating: 0, count: capacity - bytes.count) }
-            let read = bytes.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress! + count, capacity - count) }
+            let read = bytes.withUnsafeMutableBytes {
+                Foundation.read(descriptor, $0.baseAddress! + count, capacity - count)
+            }
             if read < 0 {
                 if errno == EINTR { continue }
                 return nil

@@ -1,5 +1,6 @@
 import KakapoHTTP
 import KakapoJSON
+import KakapoUpstream
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -39,6 +40,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var loopbackPeer: Bool?
     /// Requests read but not fully answered: a connection waiting for (or streaming) an answer is not idle.
     private var answering = 0
+    /// The body of the request being read, when it goes upstream as it arrives.
+    private var bodyStream: RequestBodyStream?
 
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
@@ -77,7 +80,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = head
             self.body = nil
             self.rejected = false
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > maximumBodyBytes {
+            let length = head.headers.first(name: "content-length").flatMap(Int.init)
+            if let stream = streamedBody(for: head, length: length, context: context) {
+                // Sent upstream as it arrives: no size limit, no buffering.
+                bodyStream = stream
+                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                    context.writeAndFlush(
+                        wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
+                        promise: nil)
+                }
+                respond(to: head, body: [], streaming: stream, context: context)
+            } else if let length, length > maximumBodyBytes {
                 reject(context: context, head: head)
             } else if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
                 // The client waits for permission before sending its body.
@@ -85,6 +98,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
             }
         case .body(var part):
+            if let bodyStream {
+                if !bodyStream.append(Array(part.readableBytesView)) {
+                    // The upstream is behind: read no more from the client until it catches up.
+                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+                }
+                return
+            }
             guard !rejected, let head else { return }
             if (body?.readableBytes ?? 0) + part.readableBytes > maximumBodyBytes {
                 reject(context: context, head: head)
@@ -97,6 +117,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .end:
             deadline?.requestReceived()
+            if let bodyStream {
+                bodyStream.finish()
+                self.bodyStream = nil
+                self.head = nil
+                return
+            }
             guard !rejected, let head else { return }
             self.head = nil
             let bytes = body.map { Array($0.readableBytesView) } ?? []
@@ -105,7 +131,38 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func respond(to head: HTTPRequestHead, body: [UInt8], context: ChannelHandlerContext) {
+    /// A stream for the body of `head` when it should go upstream as it arrives: a body of unknown or
+    /// large size (over 1 MiB) that only the upstream will see (`RequestPipeline.streamsBody(of:)`).
+    private func streamedBody(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
+        -> RequestBodyStream?
+    {
+        let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+        guard chunked || (length ?? 0) > 1 << 20 else { return nil }
+        let probe = HTTPRequest(method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, origin: origin)
+        guard pipeline.streamsBody(of: probe) else { return nil }
+        let stream = RequestBodyStream(length: chunked ? nil : length)
+        let channel = context.channel
+        stream.onDrained {
+            channel.eventLoop.execute {
+                channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+            }
+        }
+        // A long upload is not a slow client: the request deadline does not apply to it.
+        deadline?.requestReceived()
+        return stream
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // A client that leaves mid-upload: the upstream request is abandoned.
+        bodyStream?.fail()
+        bodyStream = nil
+        context.fireChannelInactive()
+    }
+
+    private func respond(
+        to head: HTTPRequestHead, body: [UInt8], streaming bodyStream: RequestBodyStream? = nil,
+        context: ChannelHandlerContext
+    ) {
         var headers = KakapoHTTP.HTTPHeaders()
         for (name, value) in head.headers { headers.add(name: name, value: value) }
         var addressed = HTTPRequest(
@@ -138,7 +195,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         answering += 1
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
-        pipeline.handle(request, fromLoopback: fromLoopback) { [tracker, pipeline] answer in
+        let answered: @Sendable (ProxyAnswer) -> Void = { [tracker, pipeline] answer in
             let finish: @Sendable () -> Void = {
                 let (handler, context) = bound.value
                 handler.deliver(answer, for: head, context: context) {
@@ -162,6 +219,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 loop.execute(finish)
             }
+        }
+        if let bodyStream {
+            pipeline.forward(request, streaming: bodyStream, completion: answered)
+        } else {
+            pipeline.handle(request, fromLoopback: fromLoopback, completion: answered)
         }
     }
 

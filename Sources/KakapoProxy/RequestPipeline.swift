@@ -156,9 +156,29 @@ public final class RequestPipeline: Sendable {
         }
     }
 
+    /// Whether a request's body may go upstream as it arrives instead of being read whole first: only
+    /// where nothing else could answer it or needs its body (passthrough, no routes, no Store, not an
+    /// admin request), so a large upload costs no memory.
+    func streamsBody(of request: HTTPRequest) -> Bool {
+        configuration.mode == .passthrough && upstream != nil
+            && !(request.origin == nil && request.target.hasPrefix(AdminEndpoints.prefix))
+            && !routes.hasRoutes && !stubs.hasRoutes && !resources.registry.hasRoutes && !resources.hasCollections
+    }
+
+    /// Sends a request whose body is still arriving straight upstream (see `streamsBody(of:)`).
+    func forward(
+        _ request: HTTPRequest, streaming body: RequestBodyStream, completion: @escaping @Sendable (ProxyAnswer) -> Void
+    ) {
+        guard let upstream else {
+            completion(miss(request))
+            return
+        }
+        forward(request, through: upstream, replacing: false, bodyStream: body, completion: completion)
+    }
+
     private func forward(
         _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool,
-        completion: @escaping @Sendable (ProxyAnswer) -> Void
+        bodyStream: RequestBodyStream? = nil, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         let prepared = upstream.prepare(request)
         let started = ContinuousClock.now
@@ -185,7 +205,8 @@ public final class RequestPipeline: Sendable {
                 return .proceed
             }
         }
-        upstream.send(prepared, keepsStreamedBody: session != nil, onStream: onStream) { [logger] result in
+        upstream.send(prepared, bodyStream: bodyStream, keepsStreamedBody: session != nil, onStream: onStream) {
+            [logger] result in
             let stream = live.withLock { $0 }
             if let stream {
                 var failed = false

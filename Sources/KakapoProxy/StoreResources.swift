@@ -158,6 +158,9 @@ public final class StoreResources: Sendable {
 
     /// The answer of a resource served from a collection (routes files; Swift ones with a shared store)
     /// for `request`: at once from memory, later from the shared store; nil when none is at its path.
+    /// Whether any json-server style collection is served.
+    var hasCollections: Bool { collections.withLock { !$0.isEmpty } }
+
     func answerCollection(_ request: HTTPRequest) -> CollectionAnswer? {
         guard collectionCount.load(ordering: .acquiring) > 0 else { return nil }
         let (_, path) = RouterRegistry.hostAndPath(request)

@@ -9,6 +9,7 @@ final class CurlHandle {
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var sinkPointer: Unmanaged<ResponseSink>?
+    private var uploadPointer: Unmanaged<UploadSource>?
     private var url = ""
     /// The transfer in progress: its response so far.
     private(set) var sink: ResponseSink?
@@ -38,7 +39,7 @@ final class CurlHandle {
     func start(
         _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]?,
         keepsStreamedBody: Bool, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?,
-        resumer: TransferResumer
+        bodyStream: RequestBodyStream? = nil, resumer: TransferResumer
     ) {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
@@ -54,6 +55,9 @@ final class CurlHandle {
 
         for line in CurlHandle.headerLines(for: request) {
             headerList = curl_slist_append(headerList, line)
+        }
+        if let bodyStream, bodyStream.length == nil {
+            headerList = curl_slist_append(headerList, "Transfer-Encoding: chunked")
         }
 
         _ = kakapo_curl_setopt_string(handle, CURLOPT_URL, url)
@@ -87,7 +91,17 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, sinkPointer.toOpaque())
 
         let method = request.method.rawValue
-        if method == "HEAD" {
+        if let bodyStream {
+            // The body is read as it arrives from the client (see `RequestBodyStream`).
+            sink.uploading = true
+            let upload = Unmanaged.passRetained(UploadSource(stream: bodyStream, resumer: resumer, sink: sink))
+            uploadPointer = upload
+            _ = kakapo_curl_setopt_long(handle, CURLOPT_POST, 1)
+            _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyStream.length ?? -1))
+            _ = kakapo_curl_setopt_callback(handle, CURLOPT_READFUNCTION, curlReadCallback)
+            _ = kakapo_curl_setopt_pointer(handle, CURLOPT_READDATA, upload.toOpaque())
+            _ = kakapo_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+        } else if method == "HEAD" {
             _ = kakapo_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
         } else if method == "GET" && request.body.isEmpty {
             _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
@@ -127,6 +141,8 @@ final class CurlHandle {
         headerList = nil
         sinkPointer?.release()
         sinkPointer = nil
+        uploadPointer?.release()
+        uploadPointer = nil
         sink = nil
     }
 
@@ -197,6 +213,8 @@ final class ResponseSink {
     var resumer: TransferResumer?
     /// The listener paused the transfer (its client is behind): quiet time does not count as a stall.
     var paused = false
+    /// The request body streams from the client: `timeout` applies to quiet gaps, as for a streamed answer.
+    var uploading = false
     /// Set once the head of a streamed answer has been reported: body bytes are reported too.
     private(set) var streaming = false
     /// The listener wants no more: the transfer is abandoned.
@@ -307,6 +325,9 @@ final class ResponseSink {
         return .taken
     }
 
+    /// Bytes went up or came down: a quiet gap starts now.
+    func noteActivity() { lastActivity = .now }
+
     /// The transfer goes on after a pause.
     func resumed() {
         paused = false
@@ -316,7 +337,7 @@ final class ResponseSink {
     /// Called by libcurl now and then during the transfer: false ends it as timed out.
     func withinDeadline() -> Bool {
         if paused { return true }
-        if ContinuousClock.now - (streaming ? lastActivity : started) <= allowed { return true }
+        if ContinuousClock.now - (streaming || uploading ? lastActivity : started) <= allowed { return true }
         timedOut = true
         return false
     }
@@ -355,6 +376,34 @@ private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, 
     // Less than `length` makes libcurl stop with CURLE_WRITE_ERROR.
     case .stop: return 0
     case .pause: return kakapo_curl_write_pause
+    }
+}
+
+/// What the read callback needs: the body and how to continue after a pause.
+final class UploadSource {
+    let stream: RequestBodyStream
+    let resumer: TransferResumer
+    let sink: ResponseSink
+
+    init(stream: RequestBodyStream, resumer: TransferResumer, sink: ResponseSink) {
+        self.stream = stream
+        self.resumer = resumer
+        self.sink = sink
+    }
+}
+
+private let curlReadCallback: kakapo_curl_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return kakapo_curl_read_abort }
+    let upload = Unmanaged<UploadSource>.fromOpaque(userdata).takeUnretainedValue()
+    switch upload.stream.read(
+        into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count), resumer: upload.resumer)
+    {
+    case .bytes(let copied):
+        upload.sink.noteActivity()
+        return copied
+    case .pause: return kakapo_curl_read_pause
+    case .end: return 0
+    case .abort: return kakapo_curl_read_abort
     }
 }
 

@@ -16,6 +16,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         let keepsStreamedBody: Bool
         /// Told about a streamed answer as it arrives; nil buffers every answer.
         let onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
+        /// A body still arriving from the client, sent as it comes; nil sends `request.body`.
+        var bodyStream: RequestBodyStream? = nil
         let completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     }
 
@@ -119,7 +121,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         let resumer = TransferResumer { [self] in resume(address: address, serial: current) }
         handle.start(
             job.request, url: job.url, configuration: configuration, caBundle: caBundle,
-            keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream, resumer: resumer)
+            keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream, bodyStream: job.bodyStream,
+            resumer: resumer)
         handle.completion = job.completion
         active[easy] = handle
         curl_multi_add_handle(multi, easy)

@@ -68,9 +68,10 @@ public final class UpstreamClient: Sendable {
     /// given, hears about an answer that streams (server-sent events; a body of unknown length or larger
     /// than `streamingThreshold`) as it arrives, on the same thread, before `completion` reports its end;
     /// it may hold the thread to slow the transfer down, and answer `.stop` to abandon it. A streamed
-    /// body reaches the completion only with `keepsStreamedBody`.
+    /// body reaches the completion only with `keepsStreamedBody`. With a `bodyStream`, the body is sent
+    /// as it arrives from the client instead of `prepared.body`.
     public func send(
-        _ prepared: HTTPRequest, keepsStreamedBody: Bool = true,
+        _ prepared: HTTPRequest, bodyStream: RequestBodyStream? = nil, keepsStreamedBody: Bool = true,
         onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
     ) {
@@ -93,7 +94,7 @@ public final class UpstreamClient: Sendable {
         loops[index].submit(
             .init(
                 request: prepared, url: target, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
-                completion: completion))
+                bodyStream: bodyStream, completion: completion))
     }
 
     /// Sends a prepared request and waits for the response.

@@ -48,6 +48,47 @@ struct StreamingTests {
         await upstream.stop()
     }
 
+    @Test("a 200 MiB upload streams to the upstream in passthrough, Kakapo's memory growing by less than 64 MiB")
+    func bigUpload() async throws {
+        let size = 200 << 20
+        let upstream = try await TestUpstream.start { request in
+            .response(
+                HTTPResponse(
+                    status: 200, contentType: "text/plain",
+                    text: "received \(request.headers["X-Test-Body-Bytes"] ?? String(request.body.count)) bytes"))
+        }
+        let server = try KakapoProcess([
+            "serve", "--upstream", upstream.baseURL, "--mode", "passthrough", "--port", "0",
+        ])
+        let port = try await server.waitUntilListening()
+        let before = server.memory
+        // Buffered, it would be refused: 200 MiB is over --max-body-size (64 MiB).
+        let reply: String = await withCheckedContinuation { continuation in
+            Thread {
+                guard let connection = try? RawConnection(port: port, timeout: 60) else {
+                    continuation.resume(returning: "")
+                    return
+                }
+                connection.send(
+                    "PUT /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
+                        + "Content-Length: \(size)\r\nConnection: close\r\n\r\n")
+                let piece = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }
+                for _ in 0..<(size >> 20) { connection.send(bytes: piece) }
+                continuation.resume(returning: connection.receive().text)
+            }.start()
+        }
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
+        #expect(reply.hasSuffix("received \(size) bytes"), "\(reply)")
+        #expect(upstream.received.first?.method == .put)
+        if let before, let after = server.memory {
+            #expect(
+                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
+        }
+        server.send(SIGINT)
+        #expect(try await server.waitForExit() == 0)
+        await upstream.stop()
+    }
+
     @Test("a slow client holds the upstream back; when it leaves, the transfer stops and the server goes on")
     func backpressure() async throws {
         let size = 512 << 20

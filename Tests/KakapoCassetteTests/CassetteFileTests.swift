@@ -66,7 +66,11 @@ struct CassetteFileTests {
             for (step, interaction) in sample.interactions.enumerated() {
                 let replaces = replacing && step < loaded
                 session.record(interaction, replacing: replaces)
-                if replaces { expected.interactions[step] = interaction } else { expected.interactions.append(interaction) }
+                if replaces {
+                    expected.interactions[step] = interaction
+                } else {
+                    expected.interactions.append(interaction)
+                }
                 // Wait for the fold, so the next recording lands in another one.
                 let deadline = ContinuousClock.now + .seconds(5)
                 while (try? CassetteFile.load(path))?.interactions.count != expected.interactions.count

@@ -96,6 +96,9 @@ final class UpstreamHandler: ChannelInboundHandler {
     let generated: NIOLockedValueBox<Int>
     var head: HTTPRequestHead?
     var body: [UInt8] = []
+    var bodyCount = 0
+    /// Request bodies larger than this are counted, not kept whole.
+    static let keptBodyBytes = 16 << 20
 
     init(
         handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>,
@@ -112,12 +115,18 @@ final class UpstreamHandler: ChannelInboundHandler {
         case .head(let head):
             self.head = head
             body = []
+            bodyCount = 0
         case .body(let buffer):
-            body.append(contentsOf: buffer.readableBytesView)
+            // A huge upload is counted, not kept: the request then says how large it was.
+            bodyCount += buffer.readableBytes
+            if body.count < UpstreamHandler.keptBodyBytes { body.append(contentsOf: buffer.readableBytesView) }
         case .end:
             guard let head else { return }
             var headers = KakapoHTTP.HTTPHeaders()
             for (name, value) in head.headers { headers.add(name: name, value: value) }
+            if bodyCount > UpstreamHandler.keptBodyBytes {
+                headers.add(name: "X-Test-Body-Bytes", value: String(bodyCount))
+            }
             let request = HTTPRequest(
                 method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
             log.withLockedValue { $0.append(request) }
