@@ -25,6 +25,24 @@ struct StreamingTests {
         }
     }
 
+    /// Kakapo's peak memory grew by less than 64 MiB since `before` (where /proc tells).
+    static func expectSmallGrowth(
+        of server: KakapoProcess, since before: (resident: Int, peak: Int)?,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard let before, let after = server.memory else { return }
+        #expect(
+            after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)",
+            sourceLocation: sourceLocation)
+    }
+
+    /// Stops Kakapo (which must exit cleanly) and the upstream.
+    static func stop(_ server: KakapoProcess, _ upstream: TestUpstream) async throws {
+        server.send(SIGINT)
+        #expect(try await server.waitForExit() == 0)
+        await upstream.stop()
+    }
+
     @Test("a 1 GiB download passes through with its length, Kakapo's memory growing by less than 64 MiB")
     func bigDownload() async throws {
         let size = 1 << 30
@@ -39,13 +57,8 @@ struct StreamingTests {
         #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
         #expect(head.contains("Content-Length: \(size)"), "\(head)")
         #expect(body == size)
-        if let before, let after = server.memory {
-            #expect(
-                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
-        }
-        server.send(SIGINT)
-        #expect(try await server.waitForExit() == 0)
-        await upstream.stop()
+        Self.expectSmallGrowth(of: server, since: before)
+        try await Self.stop(server, upstream)
     }
 
     @Test("a 200 MiB upload streams to the upstream in passthrough, Kakapo's memory growing by less than 64 MiB")
@@ -80,13 +93,8 @@ struct StreamingTests {
         #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
         #expect(reply.hasSuffix("received \(size) bytes"), "\(reply)")
         #expect(upstream.received.first?.method == .put)
-        if let before, let after = server.memory {
-            #expect(
-                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
-        }
-        server.send(SIGINT)
-        #expect(try await server.waitForExit() == 0)
-        await upstream.stop()
+        Self.expectSmallGrowth(of: server, since: before)
+        try await Self.stop(server, upstream)
     }
 
     @Test("a slow client holds the upstream back; when it leaves, the transfer stops and the server goes on")
@@ -109,10 +117,7 @@ struct StreamingTests {
         try await Task.sleep(for: .milliseconds(1500))
         let sent = upstream.generatedBytes
         #expect(sent < 64 << 20, "the upstream sent \(sent >> 20) MiB to a client that read 1 MiB")
-        if let before, let after = server.memory {
-            #expect(
-                after.peak - before.resident < 64 << 20, "peak \(after.peak >> 20) MiB from \(before.resident >> 20)")
-        }
+        Self.expectSmallGrowth(of: server, since: before)
         connection.closeNow()
         try await Task.sleep(for: .milliseconds(500))
         let abandoned = upstream.generatedBytes
@@ -122,9 +127,7 @@ struct StreamingTests {
         let (head, _) = await Self.download(
             port: port, request: "GET /ok HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", timeout: 10)
         #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
-        server.send(SIGINT)
-        #expect(try await server.waitForExit() == 0)
-        await upstream.stop()
+        try await Self.stop(server, upstream)
     }
 
     @Test("a chunked answer is streamed while recording and recorded whole; a quiet stream outlives --timeout")
