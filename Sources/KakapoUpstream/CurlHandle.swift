@@ -136,6 +136,9 @@ final class CurlHandle {
         return .success(HTTPResponse(status: status, headers: sink.responseHeaders(), body: sink.body))
     }
 
+    /// Drops the transfer without a result (the loop is shutting down).
+    func abandon() { release() }
+
     private func release() {
         curl_slist_free_all(headerList)
         headerList = nil

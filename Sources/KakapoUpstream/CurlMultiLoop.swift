@@ -33,6 +33,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var finished = false
     private let done = NSCondition()
     private var active: [UnsafeMutableRawPointer: CurlHandle] = [:]
+    private var stopDeadline: ContinuousClock.Instant?
     private var idle: [CurlHandle] = []
 
     /// Starts the loop's thread; at most `connections` transfers run at once (more wait their turn).
@@ -87,7 +88,17 @@ final class CurlMultiLoop: @unchecked Sendable {
                 handle.sink?.resumed()
                 _ = kakapo_curl_resume(easy)
             }
-            if stopping && active.isEmpty { break }
+            if stopping {
+                // Transfers still running a second after shutdown began (an endless event stream) are
+                // abandoned: their callers hear that the client shut down.
+                let deadline = stopDeadline ?? ContinuousClock.now + .seconds(1)
+                stopDeadline = deadline
+                if active.isEmpty { break }
+                if ContinuousClock.now > deadline {
+                    abandonAll()
+                    break
+                }
+            }
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             var code = CURLE_OK
@@ -100,13 +111,25 @@ final class CurlMultiLoop: @unchecked Sendable {
                 idle.append(handle)
                 completion?(result)
             }
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            _ = curl_multi_poll(multi, nil, 0, stopping ? 100 : 1000, nil)
         }
         idle.removeAll()
         done.lock()
         finished = true
         done.broadcast()
         done.unlock()
+    }
+
+    private func abandonAll() {
+        for (easy, handle) in active {
+            curl_multi_remove_handle(multi, easy)
+            let completion = handle.completion
+            handle.completion = nil
+            handle.abandon()
+            completion?(
+                .failure(UpstreamError(code: .other, message: "the upstream client shut down before the answer ended")))
+        }
+        active.removeAll()
     }
 
     private func start(_ job: Job) {

@@ -226,15 +226,16 @@ struct DeclarativeRouteTests {
                 """#, ProxyConfiguration(threads: 1))
         defer { Task { await harness.stop() } }
         let clock = ContinuousClock()
+        // Upper bounds are loose: other suites (1 GiB transfers among them) share the 2 cores.
         let fixed = try await clock.measure { _ = try await harness.client.send(.get, "/fixed") }
-        #expect(fixed >= .milliseconds(300) && fixed < .seconds(3), "\(fixed)")
+        #expect(fixed >= .milliseconds(300) && fixed < .seconds(10), "\(fixed)")
         for _ in 0..<3 {
             let uniform = try await clock.measure { _ = try await harness.client.send(.get, "/uniform") }
-            #expect(uniform >= .milliseconds(100) && uniform < .seconds(3), "\(uniform)")
+            #expect(uniform >= .milliseconds(100) && uniform < .seconds(10), "\(uniform)")
         }
         let lognormal = try await clock.measure { _ = try await harness.client.send(.get, "/lognormal") }
-        #expect(lognormal >= .milliseconds(15) && lognormal < .seconds(3), "\(lognormal)")
-        // One event loop thread: if waiting blocked it, 40 calls would take 12 s.
+        #expect(lognormal >= .milliseconds(15) && lognormal < .seconds(10), "\(lognormal)")
+        // One event loop thread: if waiting blocked it, 40 calls would take at least 12 s.
         let client = harness.client
         let all = try await clock.measure {
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -242,7 +243,7 @@ struct DeclarativeRouteTests {
                 for try await status in group { #expect(status == 200) }
             }
         }
-        #expect(all < .seconds(6), "40 concurrent 300 ms answers took \(all)")
+        #expect(all < .seconds(10), "40 concurrent 300 ms answers took \(all)")
     }
 
     @Test("a status fault answers that status for its share of calls")

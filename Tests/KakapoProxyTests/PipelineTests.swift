@@ -95,6 +95,36 @@ struct PipelineTests {
         #expect(summary.counts[.error] == 2)
     }
 
+    @Test("shutdown does not wait forever for an endless event stream: the client's connection is closed")
+    func shutdownDuringEndlessStream() async throws {
+        let events = (0..<200).map { Array("data: \($0)\n\n".utf8) }
+        let upstream = try await TestUpstream.start { _ in
+            .paced(headers: ["Content-Type": "text/event-stream"], chunks: events, gap: 0.1)
+        }
+        var configuration = ProxyConfiguration(
+            mode: .passthrough, upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.shutdownGracePeriod = 0.5
+        let proxy = try await ProxyHarness.start(configuration)
+        let port = proxy.port
+        let reader = Task.detached {
+            await withCheckedContinuation { (continuation: CheckedContinuation<(String, Bool), Never>) in
+                Thread {
+                    let connection = try? RawConnection(port: port, timeout: 30)
+                    connection?.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                    continuation.resume(returning: connection?.receive() ?? ("", false))
+                }.start()
+            }
+        }
+        while upstream.pacedSends.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        let started = ContinuousClock.now
+        _ = await proxy.stop()
+        let (text, closed) = await reader.value
+        #expect(ContinuousClock.now - started < .seconds(5), "shutdown waited for the stream")
+        #expect(closed && text.contains("data: 2"), "\(text)")
+        #expect(!text.contains("\r\n0\r\n\r\n"), "a cut stream must not end with the last chunk")
+        await upstream.stop()
+    }
+
     @Test("an upstream that closes without answering gives 502, and a slow one 504 after the timeout")
     func brokenAndSlowUpstream() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/c.json"
