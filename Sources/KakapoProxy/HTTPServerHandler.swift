@@ -271,7 +271,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             writeStream(answer, for: request, context: context, done: done)
             return
         }
-        let prepared = answer.prepared ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
+        // A recorded answer is prepared once for every method but HEAD; a HEAD request prepares its own.
+        let prepared =
+            answer.prepared.flatMap { request.method == .HEAD ? nil : $0 }
+            ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
         var headers = isHead ? prepared.headHeaders : prepared.headers

@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// A response ready for the wire: NIO headers with correct framing and `X-Kakapo-Source`, and the body
-/// in a `ByteBuffer`. Recorded answers are prepared once and shared by every replay, so a replay copies
-/// no headers and no body.
+/// in a `ByteBuffer`. Recorded answers are prepared once (for every method but HEAD, which prepares its
+/// own) and shared by every replay, so a replay copies no headers and no body.
 struct PreparedResponse: Sendable {
     let status: HTTPResponseStatus
     /// Headers for every method but HEAD: hop-by-hop fields dropped, `Content-Length` stating the body.

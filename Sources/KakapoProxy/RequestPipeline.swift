@@ -102,7 +102,7 @@ public final class RequestPipeline: Sendable {
                 staleReplays.withLock { _ = $0.insert(hit.position) }
             }
             let prepared = replies.prepared(hit.position) {
-                PreparedResponse(hit.interaction.response, source: .cassette)
+                PreparedResponse(hit.interaction.response, source: .cassette, for: .GET)
             }
             var answer = ProxyAnswer(response: hit.interaction.response, source: .cassette, prepared: prepared)
             answer.chunks = hit.interaction.chunks
