@@ -27,32 +27,32 @@ public enum CassetteCodec {
 
     /// The file from its interaction chunks.
     static func assemble(version: Int, chunks: [[UInt8]]) -> [UInt8] {
-        var bytes: [UInt8] = []
+        var bytes = fileHead(version: version)
+        if chunks.isEmpty {
+            bytes += emptyList
+            return bytes
+        }
         bytes.reserveCapacity(chunks.reduce(64) { $0 + $1.count + 6 })
-        assemble(version: version, chunks: chunks) { bytes.append(contentsOf: $0) }
+        bytes += listOpen
+        for (offset, chunk) in chunks.enumerated() {
+            bytes += itemSeparator(first: offset == 0)
+            bytes += chunk
+        }
+        bytes += listClose
         return bytes
     }
 
-    /// The file from its interaction chunks, piece by piece (a large file is written without ever being
-    /// whole in memory).
-    static func assemble(version: Int, chunks: [[UInt8]], into emit: (UnsafeRawBufferPointer) throws -> Void)
-        rethrows
-    {
-        func emitText(_ text: StaticString) throws {
-            try emit(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-        }
-        try Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8).withUnsafeBytes(emit)
-        if chunks.isEmpty {
-            try emitText("[]\n}\n")
-            return
-        }
-        try emitText("[")
-        for (offset, chunk) in chunks.enumerated() {
-            try emitText(offset == 0 ? "\n    " : ",\n    ")
-            try chunk.withUnsafeBytes(emit)
-        }
-        try emitText("\n  ]\n}\n")
-    }
+    // The file around its interaction chunks; `CassetteFold` writes the same pieces.
+
+    /// The file up to the `interactions` list.
+    static func fileHead(version: Int) -> [UInt8] { Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8) }
+    /// The rest of a file without interactions.
+    static let emptyList = Array("[]\n}\n".utf8)
+    static let listOpen = Array("[".utf8)
+    /// What comes before each interaction's chunk.
+    static func itemSeparator(first: Bool) -> [UInt8] { first ? Array("\n    ".utf8) : Array(",\n    ".utf8) }
+    /// The rest of the file after the last interaction.
+    static let listClose = Array("\n  ]\n}\n".utf8)
 
     static func encode(_ interaction: Interaction) -> JSONValue {
         var request: JSONObject = [

@@ -117,14 +117,8 @@ public enum CassetteFile {
         var failure: String?
         do {
             try produce { raw in
-                var written = 0
-                while written < raw.count {
-                    let result = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
-                    if result < 0 {
-                        if errno == EINTR { continue }
-                        throw CassetteError(code: .notWritable, file: path, message: lastError())
-                    }
-                    written += result
+                if let failure = writeAll(raw, to: descriptor) {
+                    throw CassetteError(code: .notWritable, file: path, message: failure)
                 }
             }
             if fsync(descriptor) != 0 { failure = lastError() }
@@ -156,6 +150,21 @@ public enum CassetteFile {
         guard access(directory, W_OK) == 0 else {
             throw CassetteError(code: .notWritable, file: path, message: "the folder \(directory) is not writable")
         }
+    }
+
+    /// Writes all of `raw` to `descriptor` (again after an interrupted or partial write); the reason when
+    /// it cannot.
+    static func writeAll(_ raw: UnsafeRawBufferPointer, to descriptor: Int32) -> String? {
+        var written = 0
+        while written < raw.count {
+            let result = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return lastError()
+            }
+            written += result
+        }
+        return nil
     }
 
     static func lastError() -> String { String(cString: strerror(errno)) }

@@ -53,22 +53,25 @@ struct CassetteFold {
         to emit: @escaping (UnsafeRawBufferPointer) throws -> Void, old: Int32, layout: inout Layout
     ) throws {
         var writer = BufferedWriter(emit: emit)
-        try writer.write(Array("{\n  \"version\": \(version),\n  \"interactions\": ".utf8))
+        try writer.write(CassetteCodec.fileHead(version: version))
         let total = originalCount + (previous.map { $0.count - $0.originals } ?? 0) + recordings.count
         if total == 0 {
-            try writer.write(Array("[]\n}\n".utf8))
+            try writer.write(CassetteCodec.emptyList)
             try writer.flush()
             return
         }
-        try writer.write(Array("[".utf8))
+        try writer.write(CassetteCodec.listOpen)
         let start = writer.offset
         layout.itemsStart = start
-        if let originals {
-            for chunk in originals {
-                try writer.write(Array((layout.count == 0 ? "\n    " : ",\n    ").utf8))
+        func writeItems(_ chunks: [[UInt8]]) throws {
+            for chunk in chunks {
+                try writer.write(CassetteCodec.itemSeparator(first: layout.count == 0))
                 try writer.write(chunk)
                 layout.count += 1
             }
+        }
+        if let originals {
+            try writeItems(originals)
         } else if let previous, let from = previous.itemsStart {
             try writer.copy(from: old, range: from..<previous.originalsEnd)
             layout.count += previous.originals
@@ -78,13 +81,9 @@ struct CassetteFold {
             try writer.copy(from: old, range: previous.originalsEnd..<previous.recordingsEnd)
             layout.count += previous.count - previous.originals
         }
-        for chunk in recordings {
-            try writer.write(Array((layout.count == 0 ? "\n    " : ",\n    ").utf8))
-            try writer.write(chunk)
-            layout.count += 1
-        }
+        try writeItems(recordings)
         layout.recordingsEnd = writer.offset
-        try writer.write(Array("\n  ]\n}\n".utf8))
+        try writer.write(CassetteCodec.listClose)
         try writer.flush()
     }
 

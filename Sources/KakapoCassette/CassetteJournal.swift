@@ -39,7 +39,8 @@ public final class CassetteJournal {
     private static func openLocked(_ path: String, file: String) throws(CassetteError) -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND, 0o644)
         guard descriptor >= 0 else {
-            throw CassetteError(code: .notWritable, file: file, message: "cannot open \(path): \(lastError())")
+            throw CassetteError(
+                code: .notWritable, file: file, message: "cannot open \(path): \(CassetteFile.lastError())")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
@@ -82,7 +83,8 @@ public final class CassetteJournal {
     func discard(upTo folded: Int) throws(CassetteError) {
         if folded >= size {
             guard ftruncate(descriptor, 0) == 0 else {
-                throw CassetteError(code: .notWritable, file: path, message: "cannot empty: \(Self.lastError())")
+                throw CassetteError(
+                    code: .notWritable, file: path, message: "cannot empty: \(CassetteFile.lastError())")
             }
             size = 0
             return
@@ -90,7 +92,8 @@ public final class CassetteJournal {
         var rest = [UInt8](repeating: 0, count: size - folded)
         let read = rest.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(folded)) }
         guard read == rest.count else {
-            throw CassetteError(code: .notWritable, file: path, message: "cannot read back: \(Self.lastError())")
+            throw CassetteError(
+                code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
         }
         let temporary = path + ".\(getpid()).tmp"
         let replacement = try Self.openLocked(temporary, file: path)
@@ -103,7 +106,7 @@ public final class CassetteJournal {
         }
         _ = fsync(replacement)
         guard rename(temporary, path) == 0 else {
-            let reason = Self.lastError()
+            let reason = CassetteFile.lastError()
             close(replacement)
             unlink(temporary)
             throw CassetteError(code: .notWritable, file: path, message: "cannot replace: \(reason)")
@@ -120,19 +123,9 @@ public final class CassetteJournal {
     }
 
     private func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(CassetteError) {
-        var written = 0
-        let failure: String? = bytes.withUnsafeBytes { raw in
-            while written < raw.count {
-                let result = write(descriptor, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return Self.lastError()
-                }
-                written += result
-            }
-            return nil
+        if let failure = bytes.withUnsafeBytes({ CassetteFile.writeAll($0, to: descriptor) }) {
+            throw CassetteError(code: .notWritable, file: path, message: "cannot write: \(failure)")
         }
-        if let failure { throw CassetteError(code: .notWritable, file: path, message: "cannot write: \(failure)") }
     }
 
     /// What a journal left by a run that did not end cleanly holds: its entries in order, and how many
@@ -153,12 +146,11 @@ public final class CassetteJournal {
             close(descriptor)
             return nil
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let bytes = CassetteFile.readBytes(path) else {
             close(descriptor)
             throw CassetteError(code: .unreadable, file: path, message: "cannot read the journal")
         }
         var leftover = Leftover()
-        let bytes = Array(data)
         let pieces = bytes.split(separator: 0x1E, omittingEmptySubsequences: true)
         for (number, piece) in pieces.enumerated() {
             let complete = piece.last == 0x0A
@@ -179,6 +171,4 @@ public final class CassetteJournal {
 
     /// Gives up the lock `leftover(of:)` took.
     static func release(_ lock: Int32) { close(lock) }
-
-    static func lastError() -> String { String(cString: strerror(errno)) }
 }

@@ -278,12 +278,21 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// What folding a journal left by an earlier run did.
     public struct Recovery: Sendable, Equatable {
+        /// The cassette the journal was folded into.
+        public var cassette: String
         /// Interactions added to the cassette.
         public var folded = 0
         /// Entries the cassette already held (folded just before the crash).
         public var alreadySaved = 0
         /// Entries that could not be read; the journal is then kept as `<journal>.unreadable`.
         public var unreadable = 0
+
+        /// What happened, in one line for people.
+        public var summary: String {
+            "folded \(folded) interaction(s) a recording left in \(CassetteJournal.path(for: cassette)) into \(cassette)"
+                + (alreadySaved > 0 ? " (\(alreadySaved) were already in it)" : "")
+                + (unreadable > 0 ? "; \(unreadable) unreadable entries kept in the .unreadable file" : "")
+        }
     }
 
     /// Folds the journal a recording left beside the cassette at `path` (after a crash or `kill -9`) into
@@ -297,7 +306,7 @@ public final class CassetteSession: @unchecked Sendable {
         let saved = Set(cassette.interactions.map(CassetteCodec.encodeChunk))
         // Entries were redacted when they were recorded.
         let session = CassetteSession(path: path, cassette: cassette, redactor: .disabled, matching: matching)
-        var recovery = Recovery(unreadable: leftover.unreadable)
+        var recovery = Recovery(cassette: path, unreadable: leftover.unreadable)
         for entry in leftover.entries {
             if saved.contains(CassetteCodec.encodeChunk(entry.interaction)) {
                 recovery.alreadySaved += 1

@@ -81,22 +81,18 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.body = nil
             self.rejected = false
             let length = head.headers.first(name: "content-length").flatMap(Int.init)
-            if let stream = streamedBody(for: head, length: length, context: context) {
-                // Sent upstream as it arrives: no size limit, no buffering.
-                bodyStream = stream
-                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
-                    context.writeAndFlush(
-                        wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
-                        promise: nil)
-                }
-                respond(to: head, body: [], streaming: stream, context: context)
-            } else if let length, length > maximumBodyBytes {
+            // Sent upstream as it arrives (no size limit, no buffering), or read whole within the limit.
+            bodyStream = streamedBody(for: head, length: length, context: context)
+            if bodyStream == nil, let length, length > maximumBodyBytes {
                 reject(context: context, head: head)
-            } else if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                return
+            }
+            if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
                 // The client waits for permission before sending its body.
                 let interim = HTTPResponseHead(version: head.version, status: .continue)
                 context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
             }
+            if let bodyStream { respond(to: head, body: [], streaming: bodyStream, context: context) }
         case .body(var part):
             if let bodyStream {
                 if !bodyStream.append(Array(part.readableBytesView)) {

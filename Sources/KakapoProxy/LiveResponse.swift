@@ -12,7 +12,7 @@ import Synchronization
 /// window fills and it slows down) until the client has caught up. A consumer that goes away
 /// (`cancel`) makes the transfer stop.
 final class LiveResponse: @unchecked Sendable {
-    // @unchecked Sendable: every stored var below is read and written only while `condition` is locked.
+    // @unchecked Sendable: every stored var below is read and written only with `lock` held.
     enum Event: Sendable {
         case data([UInt8])
         case end
@@ -25,7 +25,7 @@ final class LiveResponse: @unchecked Sendable {
     let recordsEvents: Bool
     /// How many bytes may be on their way to the client before the upstream is held.
     let window: Int
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var waiting: [[UInt8]] = []
     private var finished = false
     private var broken = false
@@ -52,14 +52,14 @@ final class LiveResponse: @unchecked Sendable {
     /// again), or `.stop` once the consumer is gone.
     func append(_ bytes: [UInt8]) -> StreamDisposition {
         let offset = (ContinuousClock.now - started) / .milliseconds(1)
-        condition.lock()
+        lock.lock()
         if cancelled {
-            condition.unlock()
+            lock.unlock()
             return .stop
         }
         if inFlight > window {
             paused = true
-            condition.unlock()
+            lock.unlock()
             return .pause
         }
         inFlight += bytes.count
@@ -73,57 +73,57 @@ final class LiveResponse: @unchecked Sendable {
         }
         if consumer == nil { waiting.append(bytes) }
         let consumer = self.consumer
-        condition.unlock()
+        lock.unlock()
         consumer?(.data(bytes))
         return .proceed
     }
 
     /// The consumer's socket took `count` bytes: the upstream may send that many more.
     func delivered(_ count: Int) {
-        condition.lock()
+        lock.lock()
         inFlight -= count
         let resume = paused && inFlight <= window
         if resume { paused = false }
-        condition.unlock()
+        lock.unlock()
         if resume { resumer.resume() }
     }
 
     /// The consumer is gone (the client closed its connection): the transfer stops (a paused one is
     /// resumed to hear it).
     func cancel() {
-        condition.lock()
+        lock.lock()
         cancelled = true
         let resume = paused
         paused = false
-        condition.unlock()
+        lock.unlock()
         if resume { resumer.resume() }
     }
 
     /// Whether the consumer went away before the end.
     var isCancelled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return cancelled
     }
 
     /// The body outgrew what is kept for a recording: the answer goes on, but is not recorded.
     func dropKeptBody() {
-        condition.lock()
+        lock.lock()
         keptWhole = false
-        condition.unlock()
+        lock.unlock()
     }
 
     /// Whether the completion's response holds the whole body, so the answer can be recorded.
     var isKeptWhole: Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return keptWhole
     }
 
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
     func finish(broken: Bool = false) {
-        condition.lock()
+        lock.lock()
         finished = true
         self.broken = broken
         if !pending.isEmpty {
@@ -131,25 +131,25 @@ final class LiveResponse: @unchecked Sendable {
             pending = []
         }
         let consumer = self.consumer
-        condition.unlock()
+        lock.unlock()
         consumer?(broken ? .broken : .end)
     }
 
     /// Starts delivering to `consumer`: what arrived so far at once, the rest as it comes.
     func attach(_ consumer: @escaping @Sendable (Event) -> Void) {
-        condition.lock()
+        lock.lock()
         self.consumer = consumer
         let (waiting, finished, broken) = (self.waiting, self.finished, self.broken)
         self.waiting = []
-        condition.unlock()
+        lock.unlock()
         for bytes in waiting { consumer(.data(bytes)) }
         if finished { consumer(broken ? .broken : .end) }
     }
 
     /// The events recorded so far, with offsets from the first byte of the body.
     var chunks: [ResponseChunk] {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         guard let first = events.first?.offsetMilliseconds else { return events }
         return events.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
     }

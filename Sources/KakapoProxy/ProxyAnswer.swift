@@ -17,7 +17,8 @@ public struct ProxyAnswer: Sendable {
     var prepared: PreparedResponse?
     /// A recorded event stream: sent event by event (the body is their bytes joined).
     var chunks: [ResponseChunk]?
-    /// An event stream still arriving from the upstream: `response` has its status and headers only.
+    /// An answer still streaming from the upstream (an event stream, a body of unknown or large size):
+    /// `response` has its status and headers only.
     var live: LiveResponse?
 
     public init(response: HTTPResponse, source: ResponseSource) {

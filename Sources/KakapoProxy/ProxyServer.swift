@@ -31,9 +31,7 @@ public final class ProxyServer: Sendable {
         if let path = configuration.cassettePath {
             // A recording that was killed left its last interactions in the journal: they go in first.
             if let recovery = try CassetteSession.recover(path, matching: configuration.matching) {
-                logger.notice(
-                    "folded \(recovery.folded) interaction(s) a recording left in \(CassetteJournal.path(for: path)) into \(path)\(recovery.alreadySaved > 0 ? " (\(recovery.alreadySaved) were already in it)" : "")\(recovery.unreadable > 0 ? "; \(recovery.unreadable) unreadable entries kept in the .unreadable file" : "")"
-                )
+                logger.notice("\(recovery.summary)")
             }
         }
         if configuration.mode == .once {

@@ -59,9 +59,7 @@ public final class RequestPipeline: Sendable {
     public func handle(
         _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
-        // The target starts with the path (or is absolute-form, which is never an admin request); requests
-        // addressed to another host (a forward proxy's) never are either.
-        if request.origin == nil, request.target.hasPrefix(AdminEndpoints.prefix) {
+        if Self.isAdmin(request) {
             if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
                 Task { completion(await later()) }
                 return
@@ -156,12 +154,19 @@ public final class RequestPipeline: Sendable {
         }
     }
 
+    /// Whether `request` is for the admin API. The target starts with the path (or is absolute-form,
+    /// which is never an admin request); requests addressed to another host (a forward proxy's) never are
+    /// either.
+    static func isAdmin(_ request: HTTPRequest) -> Bool {
+        request.origin == nil && request.target.hasPrefix(AdminEndpoints.prefix)
+    }
+
     /// Whether a request's body may go upstream as it arrives instead of being read whole first: only
     /// where nothing else could answer it or needs its body (passthrough, no routes, no Store, not an
     /// admin request), so a large upload costs no memory.
     func streamsBody(of request: HTTPRequest) -> Bool {
         configuration.mode == .passthrough && upstream != nil
-            && !(request.origin == nil && request.target.hasPrefix(AdminEndpoints.prefix))
+            && !Self.isAdmin(request)
             && !routes.hasRoutes && !stubs.hasRoutes && !resources.registry.hasRoutes && !resources.hasCollections
     }
 

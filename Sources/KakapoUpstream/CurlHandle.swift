@@ -46,9 +46,8 @@ final class CurlHandle {
         self.url = url
         let sink = ResponseSink(
             configuration: configuration, bodyExpected: request.method.rawValue != "HEAD",
-            keepsStreamedBody: keepsStreamedBody)
+            keepsStreamedBody: keepsStreamedBody, resumer: resumer)
         sink.onStream = onStream
-        sink.resumer = resumer
         self.sink = sink
         let sinkPointer = Unmanaged.passRetained(sink)
         self.sinkPointer = sinkPointer
@@ -94,7 +93,7 @@ final class CurlHandle {
         if let bodyStream {
             // The body is read as it arrives from the client (see `RequestBodyStream`).
             sink.uploading = true
-            let upload = Unmanaged.passRetained(UploadSource(stream: bodyStream, resumer: resumer, sink: sink))
+            let upload = Unmanaged.passRetained(UploadSource(stream: bodyStream, sink: sink))
             uploadPointer = upload
             _ = kakapo_curl_setopt_long(handle, CURLOPT_POST, 1)
             _ = kakapo_curl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyStream.length ?? -1))
@@ -212,8 +211,8 @@ final class ResponseSink {
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
-    /// Continues the transfer after a listener paused it.
-    var resumer: TransferResumer?
+    /// Continues the transfer after a listener (or an upload waiting for its client) paused it.
+    let resumer: TransferResumer
     /// The listener paused the transfer (its client is behind): quiet time does not count as a stall.
     var paused = false
     /// The request body streams from the client: `timeout` applies to quiet gaps, as for a streamed answer.
@@ -238,7 +237,10 @@ final class ResponseSink {
     /// section and the end of the exchange both need it.
     private var parsedHeaders: HTTPHeaders?
 
-    init(configuration: UpstreamConfiguration, bodyExpected: Bool = true, keepsStreamedBody: Bool = true) {
+    init(
+        configuration: UpstreamConfiguration, bodyExpected: Bool, keepsStreamedBody: Bool, resumer: TransferResumer
+    ) {
+        self.resumer = resumer
         self.limit = configuration.maximumResponseBytes
         self.threshold = configuration.streamingThreshold
         self.timeout = configuration.timeout
@@ -287,7 +289,6 @@ final class ResponseSink {
         streaming = true
         keeping = keepsStreamedBody
         lastActivity = .now
-        let resumer = self.resumer ?? TransferResumer {}
         if onStream(.head(HTTPResponse(status: status, headers: headers), resumer)) == .stop { stopped = true }
     }
 
@@ -382,15 +383,13 @@ private let curlWriteCallback: kakapo_curl_data_callback = { data, size, count, 
     }
 }
 
-/// What the read callback needs: the body and how to continue after a pause.
+/// What the read callback needs: the body, and the transfer's sink (its resumer, its quiet-gap clock).
 final class UploadSource {
     let stream: RequestBodyStream
-    let resumer: TransferResumer
     let sink: ResponseSink
 
-    init(stream: RequestBodyStream, resumer: TransferResumer, sink: ResponseSink) {
+    init(stream: RequestBodyStream, sink: ResponseSink) {
         self.stream = stream
-        self.resumer = resumer
         self.sink = sink
     }
 }
@@ -399,7 +398,7 @@ private let curlReadCallback: kakapo_curl_data_callback = { buffer, size, count,
     guard let buffer, let userdata else { return kakapo_curl_read_abort }
     let upload = Unmanaged<UploadSource>.fromOpaque(userdata).takeUnretainedValue()
     switch upload.stream.read(
-        into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count), resumer: upload.resumer)
+        into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count), resumer: upload.sink.resumer)
     {
     case .bytes(let copied):
         upload.sink.noteActivity()

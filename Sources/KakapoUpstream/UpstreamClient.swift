@@ -64,12 +64,13 @@ public final class UpstreamClient: Sendable {
         return prepared
     }
 
-    /// Sends a prepared request and calls `completion` on a libcurl worker thread. `onStream`, when
+    /// Sends a prepared request and calls `completion` on a transfer loop's thread. `onStream`, when
     /// given, hears about an answer that streams (server-sent events; a body of unknown length or larger
     /// than `streamingThreshold`) as it arrives, on the same thread, before `completion` reports its end;
-    /// it may hold the thread to slow the transfer down, and answer `.stop` to abandon it. A streamed
-    /// body reaches the completion only with `keepsStreamedBody`. With a `bodyStream`, the body is sent
-    /// as it arrives from the client instead of `prepared.body`.
+    /// it answers `.pause` to hold the transfer until the head's `TransferResumer` is called, or `.stop`
+    /// to abandon it, and must not block. A streamed body reaches the completion only with
+    /// `keepsStreamedBody`. With a `bodyStream`, the body is sent as it arrives from the client instead
+    /// of `prepared.body`.
     public func send(
         _ prepared: HTTPRequest, bodyStream: RequestBodyStream? = nil, keepsStreamedBody: Bool = true,
         onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil,

@@ -125,11 +125,7 @@ func saveOrExit(_ cassette: Cassette, to file: String) throws {
 func loadOrExit(_ file: String) throws -> Cassette {
     do {
         if let recovery = try CassetteSession.recover(file) {
-            standardError(
-                "kakapo: folded \(recovery.folded) interaction(s) a recording left in \(CassetteJournal.path(for: file)) into \(file)"
-                    + (recovery.alreadySaved > 0 ? " (\(recovery.alreadySaved) were already in it)" : "")
-                    + (recovery.unreadable > 0
-                        ? "; \(recovery.unreadable) unreadable entries kept in the .unreadable file" : ""))
+            standardError("kakapo: " + recovery.summary)
         }
         return try CassetteFile.load(file)
     } catch {
