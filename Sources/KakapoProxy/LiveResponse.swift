@@ -137,13 +137,23 @@ final class LiveResponse: @unchecked Sendable {
 
     /// Starts delivering to `consumer`: what arrived so far at once, the rest as it comes.
     func attach(_ consumer: @escaping @Sendable (Event) -> Void) {
-        lock.lock()
-        self.consumer = consumer
-        let (waiting, finished, broken) = (self.waiting, self.finished, self.broken)
-        self.waiting = []
-        lock.unlock()
-        for bytes in waiting { consumer(.data(bytes)) }
-        if finished { consumer(broken ? .broken : .end) }
+        // The consumer is installed only once nothing waits any more: until then `append` keeps queueing,
+        // so bytes arriving while the earlier ones are handed over cannot overtake them, and the end
+        // (from `finish` or from here) always comes after the last bytes.
+        while true {
+            lock.lock()
+            if waiting.isEmpty {
+                self.consumer = consumer
+                let (finished, broken) = (self.finished, self.broken)
+                lock.unlock()
+                if finished { consumer(broken ? .broken : .end) }
+                return
+            }
+            let batch = waiting
+            waiting = []
+            lock.unlock()
+            for bytes in batch { consumer(.data(bytes)) }
+        }
     }
 
     /// The events recorded so far, with offsets from the first byte of the body.
