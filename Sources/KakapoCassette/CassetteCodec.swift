@@ -131,9 +131,10 @@ public enum CassetteCodec {
         return Cassette(version: version, interactions: interactions)
     }
 
-    static func decodeInteraction(_ value: JSONValue, at path: [JSONPathComponent]) throws(CassetteDecodingError)
-        -> Interaction
-    {
+    /// Decodes one interaction; `interner`, when given, shares equal headers with earlier interactions.
+    static func decodeInteraction(
+        _ value: JSONValue, at path: [JSONPathComponent], interner: HeaderInterner? = nil
+    ) throws(CassetteDecodingError) -> Interaction {
         let object = try object(value, at: path)
         let requestPath = path + [.key("request")]
         let request = try self.object(try required(object, "request", at: path), at: requestPath)
@@ -158,7 +159,8 @@ public enum CassetteCodec {
                 path: requestPath + [.key("url")],
                 message: "\"url\" must start with '/' (path and query as sent) or be an http(s):// URL")
         }
-        let requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
+        var requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
+        if let interner { requestHeaders = interner.intern(requestHeaders) }
         let requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
 
         let statusValue = try required(response, "status", at: responsePath)
@@ -166,7 +168,8 @@ public enum CassetteCodec {
             throw CassetteDecodingError(
                 path: responsePath + [.key("status")], message: "\"status\" must be an integer from 100 to 999")
         }
-        let responseHeaders = try headers(response["headers"], at: responsePath + [.key("headers")])
+        var responseHeaders = try headers(response["headers"], at: responsePath + [.key("headers")])
+        if let interner { responseHeaders = interner.intern(responseHeaders) }
         var responseBody = try BodyCoding.decode(response["body"], path: responsePath + [.key("body")])
         var chunks: [ResponseChunk]?
         if let list = response["chunks"] {

@@ -58,12 +58,14 @@ public enum CassetteFile {
         // Interactions are decoded as they are parsed, so the parsed tree of the whole file never exists
         // at once: memory stays near the size of the decoded cassette.
         var interactions: [Interaction] = []
+        let interner = HeaderInterner()
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes, options: .init(rejectDuplicateKeys: true), streaming: "interactions") {
                 element, index in
                 interactions.append(
-                    try CassetteCodec.decodeInteraction(element, at: [.key("interactions"), .index(index)]))
+                    try CassetteCodec.decodeInteraction(
+                        element, at: [.key("interactions"), .index(index)], interner: interner))
             }
         } catch let error as JSONParseError {
             throw CassetteError(

@@ -13,13 +13,12 @@ struct HTTPConnectionSettings: Sendable {
     /// Adds the HTTP/1.1 server handlers at the end of the pipeline; requests read through them are
     /// addressed to `origin` (set inside a tunnel).
     func addHTTPHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations, deadline: RequestDeadlineHandler?, origin: String?
+        to pipeline: ChannelPipeline.SynchronousOperations, timeouts: ConnectionTimeoutHandler?, origin: String?
     ) throws {
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
-        try pipeline.addHandler(ProtocolErrorHandler())
-        try pipeline.addHandler(HTTPServerHandler(settings: self, deadline: deadline, origin: origin))
+        try pipeline.addHandler(HTTPServerHandler(settings: self, timeouts: timeouts, origin: origin))
     }
 
     /// Takes out every handler `addHTTPHandlers` added, so the connection carries raw bytes again.
@@ -30,7 +29,6 @@ struct HTTPConnectionSettings: Sendable {
             }
         }
         remove(HTTPServerHandler.self)
-        remove(ProtocolErrorHandler.self)
         remove(HTTPServerPipelineHandler.self)
         remove(NIOHTTPResponseHeadersValidator.self)
         remove(HTTPResponseEncoder.self)

@@ -26,7 +26,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let pipeline: RequestPipeline
     private let tracker: InFlightTracker
     private let maximumBodyBytes: Int
-    private let deadline: RequestDeadlineHandler?
+    private let timeouts: ConnectionTimeoutHandler?
     /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
     private let origin: String?
     private var head: HTTPRequestHead?
@@ -42,6 +42,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var answering = 0
     /// The body of the request being read, when it goes upstream as it arrives.
     private var bodyStream: RequestBodyStream?
+    /// A streamed answer's head has gone out and its end has not.
+    private var streamingAnswer = false
 
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
@@ -50,12 +52,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         return answer
     }
 
-    init(settings: HTTPConnectionSettings, deadline: RequestDeadlineHandler?, origin: String?) {
+    init(settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?) {
         self.settings = settings
         self.pipeline = settings.pipeline
         self.tracker = settings.tracker
         self.maximumBodyBytes = settings.maximumBodyBytes
-        self.deadline = deadline
+        self.timeouts = timeouts
         self.origin = origin
     }
 
@@ -67,7 +69,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if case .end = part, let head {
                 connecting = false
                 self.head = nil
-                deadline?.requestReceived()
+                timeouts?.requestReceived()
                 connect(head, context: context)
             }
             return
@@ -112,7 +114,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 body!.writeBuffer(&part)
             }
         case .end:
-            deadline?.requestReceived()
+            timeouts?.requestReceived()
             if let bodyStream {
                 bodyStream.finish()
                 self.bodyStream = nil
@@ -132,6 +134,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func streamedBody(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
         -> RequestBodyStream?
     {
+        // Only passthrough streams bodies; the header checks below cost more than this one.
+        guard pipeline.configuration.mode == .passthrough else { return nil }
         let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
         guard chunked || (length ?? 0) > 1 << 20 else { return nil }
         let probe = HTTPRequest(method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, origin: origin)
@@ -144,7 +148,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         // A long upload is not a slow client: the request deadline does not apply to it.
-        deadline?.requestReceived()
+        timeouts?.requestReceived()
         return stream
     }
 
@@ -159,8 +163,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         to head: HTTPRequestHead, body: [UInt8], streaming bodyStream: RequestBodyStream? = nil,
         context: ChannelHandlerContext
     ) {
-        var headers = KakapoHTTP.HTTPHeaders()
-        for (name, value) in head.headers { headers.add(name: name, value: value) }
+        let headers = KakapoHTTP.HTTPHeaders(
+            head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
         var addressed = HTTPRequest(
             method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body,
             origin: origin)
@@ -191,35 +195,48 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         answering += 1
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
-        let answered: @Sendable (ProxyAnswer) -> Void = { [tracker, pipeline] answer in
-            let finish: @Sendable () -> Void = {
-                let (handler, context) = bound.value
-                handler.deliver(answer, for: head, context: context) {
-                    tracker.end()
-                    loop.execute { bound.value.0.answering -= 1 }
-                }
-                let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
-                let url = pipeline.journal(request, answer, milliseconds: elapsed)
-                if pipeline.logger.logLevel <= .debug {
-                    pipeline.logger.debug(
-                        "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
-                    )
-                }
-            }
+        let answered: @Sendable (ProxyAnswer) -> Void = { answer in
             if answer.delay > .zero {
                 // A route's latency: the answer is scheduled on the event loop, no thread waits for it.
                 let (seconds, attoseconds) = answer.delay.components
-                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { finish() }
+                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+                    let (handler, context) = bound.value
+                    handler.finish(answer, for: head, request: request, started: started, context: context)
+                }
             } else if loop.inEventLoop {
-                finish()
+                let (handler, context) = bound.value
+                handler.finish(answer, for: head, request: request, started: started, context: context)
             } else {
-                loop.execute(finish)
+                loop.execute {
+                    let (handler, context) = bound.value
+                    handler.finish(answer, for: head, request: request, started: started, context: context)
+                }
             }
         }
         if let bodyStream {
             pipeline.forward(request, streaming: bodyStream, completion: answered)
         } else {
             pipeline.handle(request, fromLoopback: fromLoopback, completion: answered)
+        }
+    }
+
+    /// Sends the answer to a request, on the event loop, and journals the request.
+    private func finish(
+        _ answer: ProxyAnswer, for head: HTTPRequestHead, request: HTTPRequest, started: NIODeadline,
+        context: ChannelHandlerContext
+    ) {
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deliver(answer, for: head, context: context) { [tracker] in
+            // Called on the event loop once the answer is out.
+            tracker.end()
+            bound.value.answering -= 1
+        }
+        let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
+        let url = pipeline.journal(request, answer, milliseconds: elapsed)
+        if pipeline.logger.logLevel <= .debug {
+            pipeline.logger.debug(
+                "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
+            )
         }
     }
 
@@ -279,12 +296,18 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             wrapOutboundOut(
                 .head(HTTPResponseHead(version: request.version, status: prepared.status, headers: headers))),
             promise: nil)
-        if !isHead && !prepared.bodyless && prepared.body.readableBytes > 0 {
-            context.write(wrapOutboundOut(.body(.byteBuffer(prepared.body))), promise: nil)
+        if !isHead && !prepared.bodyless && !answer.response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(prepared.body(of: answer.response)))), promise: nil)
+        }
+        guard !keepAlive else {
+            // Out as far as the socket takes it: nothing waits for the write to complete.
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            done()
+            return
         }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            if !keepAlive { channel.close(promise: nil) }
+            channel.close(promise: nil)
             done()
         }
     }
@@ -326,7 +349,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 HTTPConnectionSettings.removeHTTPHandlers(from: operations)
                 channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
                 try operations.addHandler(tls)
-                try settings.addHTTPHandlers(to: operations, deadline: deadline, origin: tunnelOrigin)
+                try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: tunnelOrigin)
                 pipeline.logger.debug("CONNECT \(host):\(port): decrypting")
             } catch {
                 pipeline.logger.error("CONNECT \(host):\(port): cannot set up TLS: \(error)")
@@ -403,11 +426,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let (near, far) = TunnelHandler.pair()
         let operations = channel.pipeline.syncOperations
         HTTPConnectionSettings.removeHTTPHandlers(from: operations)
-        if let deadline = try? operations.context(handlerType: RequestDeadlineHandler.self) {
-            operations.removeHandler(context: deadline, promise: nil)
-        }
-        if let idle = try? operations.context(handlerType: IdleStateHandler.self) {
-            operations.removeHandler(context: idle, promise: nil)
+        if let timeouts = try? operations.context(handlerType: ConnectionTimeoutHandler.self) {
+            operations.removeHandler(context: timeouts, promise: nil)
         }
         beforeJoining()
         try operations.addHandler(near)
@@ -474,6 +494,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(
             wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
             promise: nil)
+        streamingAnswer = true
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let channel = context.channel
@@ -495,11 +516,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                         }
                     }
                 case .end:
+                    handler.streamingAnswer = false
                     context.writeAndFlush(handler.wrapOutboundOut(.end(nil))).whenComplete { _ in
                         if !keepAlive { channel.close(promise: nil) }
                         done()
                     }
                 case .broken:
+                    handler.streamingAnswer = false
                     channel.close().whenComplete { _ in done() }
                 }
             }
@@ -541,15 +564,39 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // A connection that sends nothing for the idle timeout is closed, so slow or stuck clients do
         // not hold connections forever.
-        if event is IdleStateHandler.IdleStateEvent {
+        if event is ConnectionTimeoutHandler.Idle {
             if answering == 0 { context.close(promise: nil) }
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// Answers a request NIO's parser rejected, before the connection is closed: 431 when the header
+    /// section is too large, 400 with the parser's reason otherwise (NIO's own handler answers a bare 400
+    /// to both). Nothing can be said once a streamed answer has started.
+    private func answerMalformed(_ parserError: HTTPParserError, context: ChannelHandlerContext) {
+        guard !streamingAnswer else { return }
+        let tooLarge = parserError == .headerOverflow
+        let message =
+            tooLarge
+            ? "the request's header section is larger than the server accepts"
+            : "malformed HTTP request: \(parserError)"
+        let body = JSONWriter().write(["error": .string(message)])
+        let headers = NIOHTTP1.HTTPHeaders([
+            ("Content-Type", "application/json"), ("Content-Length", String(body.count)), ("Connection", "close"),
+            ("X-Kakapo-Source", ResponseSource.error.rawValue),
+        ])
+        let status: HTTPResponseStatus = tooLarge ? .requestHeaderFieldsTooLarge : .badRequest
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let origin {
+        if let parserError = error as? HTTPParserError {
+            answerMalformed(parserError, context: context)
+        } else if let origin {
             // Inside a decrypted tunnel, mostly a failed TLS handshake: a client that does not trust
             // Kakapo's CA, or one that sent something else than TLS.
             pipeline.logger.info(

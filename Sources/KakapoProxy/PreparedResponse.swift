@@ -2,18 +2,25 @@ import KakapoHTTP
 import NIOCore
 import NIOHTTP1
 
-/// A response ready for the wire: NIO headers with correct framing and `X-Kakapo-Source`, and the body
-/// in a `ByteBuffer`. Recorded answers are prepared once (for every method but HEAD, which prepares its
-/// own) and shared by every replay, so a replay copies no headers and no body.
+/// A response's head ready for the wire: NIO headers with correct framing and `X-Kakapo-Source`.
+/// Recorded answers are prepared once (for every method but HEAD, which prepares its own) and shared by
+/// replays, so a replay builds no headers. A small body is not kept here: it is copied from the response
+/// for each replay, so a cassette of many small answers holds each body once. A large one is kept in a
+/// `ByteBuffer` shared by every replay, so concurrent downloads of it cost no copy each.
 struct PreparedResponse: Sendable {
     let status: HTTPResponseStatus
     /// Headers for every method but HEAD: hop-by-hop fields dropped, `Content-Length` stating the body.
     let headers: NIOHTTP1.HTTPHeaders
     /// Headers for HEAD: the recorded `Content-Length` (the size a GET would get) kept as it was.
     let headHeaders: NIOHTTP1.HTTPHeaders
-    let body: ByteBuffer
     /// 1xx, 204 and 304 answers carry no body and no length.
     let bodyless: Bool
+    /// The body for the wire when it is at least `sharedBodyBytes` long; nil for a smaller one.
+    let sharedBody: ByteBuffer?
+
+    /// The size from which a body is kept ready for the wire (below it, copying it costs less than
+    /// keeping a second copy of every body).
+    static let sharedBodyBytes = 16 * 1024
 
     /// Prepares `response`. `method` says which request it answers when it is sent once (only those
     /// headers are built); nil prepares it for both HEAD and the rest (a recorded answer, sent many times).
@@ -45,8 +52,13 @@ struct PreparedResponse: Sendable {
         if needsHead { headHeaders.add(name: "X-Kakapo-Source", value: source.rawValue) }
         self.headers = needsOthers ? headers : headHeaders
         self.headHeaders = needsHead ? headHeaders : headers
-        body = ByteBuffer(bytes: response.body)
+        sharedBody =
+            needsOthers && !bodyless && response.body.count >= Self.sharedBodyBytes
+            ? ByteBuffer(bytes: response.body) : nil
     }
+
+    /// The body of `response` (the one this was prepared from) for the wire.
+    func body(of response: HTTPResponse) -> ByteBuffer { sharedBody ?? ByteBuffer(bytes: response.body) }
 
     /// Headers for an answer sent piece by piece: hop-by-hop fields dropped, `X-Kakapo-Source` added. An
     /// event stream goes out with chunked framing (its length dropped); another body keeps the length

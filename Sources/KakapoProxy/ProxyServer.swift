@@ -146,13 +146,12 @@ public final class ProxyServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
-                    let deadline = RequestDeadlineHandler(deadline: requestDeadline)
-                    try operations.addHandler(IdleStateHandler(readTimeout: idle))
-                    try operations.addHandler(deadline)
+                    let timeouts = ConnectionTimeoutHandler(idleTimeout: idle, requestDeadline: requestDeadline)
+                    try operations.addHandler(timeouts)
                     if let listenerTLS {
                         try operations.addHandler(listenerTLS.makeServerHandler(forHost: "localhost"))
                     }
-                    try settings.addHTTPHandlers(to: operations, deadline: deadline, origin: nil)
+                    try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: nil)
                 }
             }
         let bound: any Channel

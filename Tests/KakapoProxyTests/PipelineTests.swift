@@ -200,6 +200,37 @@ struct PipelineTests {
         await proxy.stop()
     }
 
+    @Test("a large recorded body (kept ready for the wire) and a small one replay exactly, concurrently")
+    func largeAndSmallBodiesReplayExactly() async throws {
+        var random = SeededRandom(seed: 7)
+        let large = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let small = Array("small answer".utf8)
+        let upstream = try await TestUpstream.start { request in
+            .response(
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/octet-stream"],
+                    body: request.path == "/large" ? large : small))
+        }
+        let cassette = try Fixtures.temporaryDirectory() + "/c.json"
+        let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
+        _ = try await recorder.client.send(.get, "/large")
+        _ = try await recorder.client.send(.get, "/small")
+        await recorder.stop()
+        await upstream.stop()
+
+        let player = try await ProxyHarness.replaying(cassette)
+        let bodies = try await withThrowingTaskGroup(of: (String, [UInt8]).self) { group in
+            for index in 0..<16 {
+                let path = index.isMultiple(of: 2) ? "/large" : "/small"
+                group.addTask { (path, try await player.client.send(.get, path).body) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.count == 16)
+        for (path, body) in bodies { #expect(body == (path == "/large" ? large : small), "\(path)") }
+        await player.stop()
+    }
+
     @Test("URLSession talks to a replaying Kakapo")
     func urlSessionClient() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/c.json"
