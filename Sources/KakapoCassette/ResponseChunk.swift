@@ -1,8 +1,9 @@
 import KakapoHTTP
 
-/// One piece of a streamed answer (server-sent events): its bytes and when it arrived, in milliseconds
-/// after the first one. A cassette stores an event stream as a list of these, one event per entry, and
-/// replays them with the same gaps.
+/// One piece of a streamed answer: its bytes and when it arrived, in milliseconds after the first one. A
+/// cassette stores a streamed answer as a list of these (one server-sent event or one line of
+/// newline-delimited JSON per entry, or the pieces of another chunked answer as they came) and replays
+/// them with the same gaps.
 public struct ResponseChunk: Hashable, Sendable {
     public var offsetMilliseconds: Double
     public var bytes: [UInt8]
@@ -38,6 +39,19 @@ public struct ResponseChunk: Hashable, Sendable {
         }
         if start > 0 { pending.removeFirst(start) }
         return events
+    }
+
+    /// Takes the complete lines (each with its `\n`) off the front of `pending`, leaving a partial line
+    /// there: newline-delimited JSON, one record per chunk.
+    public static func takeLines(from pending: inout [UInt8]) -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        var start = 0
+        while let end = pending[start...].firstIndex(of: 0x0A) {
+            lines.append(Array(pending[start...end]))
+            start = end + 1
+        }
+        if start > 0 { pending.removeFirst(start) }
+        return lines
     }
 }
 

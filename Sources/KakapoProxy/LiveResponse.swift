@@ -5,7 +5,8 @@ import Synchronization
 
 /// A streamed upstream answer on its way through: libcurl's thread appends body bytes as they arrive,
 /// the connection's event loop takes them as soon as it is attached (bytes that come earlier wait here),
-/// and for an event stream the recording gets one chunk per server-sent event with its time offset.
+/// and the recording gets timed chunks as `recording` says (one per server-sent event or line, or the
+/// pieces of a chunked answer that paused on the way) with their time offsets.
 ///
 /// Backpressure: the consumer reports bytes the socket has taken (`delivered`); while more than
 /// `window` bytes are on their way, `append` pauses the transfer (no thread waits; the upstream's TCP
@@ -21,8 +22,8 @@ final class LiveResponse: @unchecked Sendable {
         case broken
     }
 
-    /// Whether the body is an event stream, recorded one chunk per event.
-    let recordsEvents: Bool
+    /// How the answer is recorded.
+    let recording: StreamRecording
     /// How many bytes may be on their way to the client before the upstream is held.
     let window: Int
     private let lock = NSLock()
@@ -39,10 +40,16 @@ final class LiveResponse: @unchecked Sendable {
     private var events: [ResponseChunk] = []
     private var pending: [UInt8] = []
     private var pendingOffset: Double?
+    /// For `.pieces`: where each piece ends in the body and when its first byte came.
+    private var pieces: [(end: Int, offset: Double)] = []
+    private var received = 0
+    private var lastArrival: Double?
+    /// The transfer was held since the last bytes (the client was behind): the gap is not the upstream's.
+    private var heldSinceLastArrival = false
     private let started = ContinuousClock.now
 
-    init(recordsEvents: Bool, resumer: TransferResumer, window: Int = 1 << 20) {
-        self.recordsEvents = recordsEvents
+    init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20) {
+        self.recording = recording
         self.resumer = resumer
         self.window = window
     }
@@ -59,23 +66,41 @@ final class LiveResponse: @unchecked Sendable {
         }
         if inFlight > window {
             paused = true
+            heldSinceLastArrival = true
             lock.unlock()
             return .pause
         }
         inFlight += bytes.count
-        if recordsEvents {
-            if pendingOffset == nil { pendingOffset = offset }
-            pending += bytes
-            for event in ResponseChunk.takeEvents(from: &pending) {
-                events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? offset, bytes: event))
-                pendingOffset = pending.isEmpty ? nil : offset
-            }
-        }
+        record(bytes, at: offset)
         if consumer == nil { waiting.append(bytes) }
         let consumer = self.consumer
         lock.unlock()
         consumer?(.data(bytes))
         return .proceed
+    }
+
+    /// Notes `bytes`, arrived `offset` ms after the start, for the recording (with `lock` held).
+    private func record(_ bytes: [UInt8], at offset: Double) {
+        switch recording {
+        case .whole:
+            return
+        case .pieces:
+            received += bytes.count
+            if let lastArrival, heldSinceLastArrival || offset - lastArrival < StreamRecording.pauseMilliseconds {
+                pieces[pieces.count - 1].end = received
+            } else {
+                pieces.append((received, offset))
+            }
+            lastArrival = offset
+            heldSinceLastArrival = false
+        case .events, .lines:
+            if pendingOffset == nil { pendingOffset = offset }
+            pending += bytes
+            for unit in recording.takeUnits(from: &pending) ?? [] {
+                events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? offset, bytes: unit))
+                pendingOffset = pending.isEmpty ? nil : offset
+            }
+        }
     }
 
     /// The consumer's socket took `count` bytes: the upstream may send that many more.
@@ -156,12 +181,29 @@ final class LiveResponse: @unchecked Sendable {
         }
     }
 
-    /// The events recorded so far, with offsets from the first byte of the body.
-    var chunks: [ResponseChunk] {
+    /// The timed chunks to record for the answer whose whole body is `body`, with offsets from its first
+    /// byte; nil to record the body whole (an answer of announced length, one that came at once, or one
+    /// whose chunks do not add up to `body`).
+    func chunks(of body: [UInt8]) -> [ResponseChunk]? {
         lock.lock()
         defer { lock.unlock() }
-        guard let first = events.first?.offsetMilliseconds else { return events }
-        return events.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
+        var timed: [ResponseChunk]
+        switch recording {
+        case .whole:
+            return nil
+        case .events, .lines:
+            timed = events
+        case .pieces:
+            guard pieces.count > 1, pieces.last?.end == body.count else { return nil }
+            var start = 0
+            timed = pieces.map { piece in
+                defer { start = piece.end }
+                return ResponseChunk(offsetMilliseconds: piece.offset, bytes: Array(body[start..<piece.end]))
+            }
+        }
+        guard timed.reduce(0, { $0 + $1.bytes.count }) == body.count else { return nil }
+        guard let first = timed.first?.offsetMilliseconds else { return timed }
+        return timed.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
     }
 
     /// Waits for the end and returns the whole body (callers without a socket).

@@ -189,14 +189,15 @@ public final class RequestPipeline: Sendable {
         let started = ContinuousClock.now
         let session = configuration.mode.records ? self.session : nil
         // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
-        // they arrive: the answer completes at their head, and the recording (one chunk per event for an
-        // event stream, the body otherwise) is made when the stream ends. A LiveResponse is made at the
+        // they arrive: the answer completes at their head, and the recording (timed chunks for a stream,
+        // see StreamRecording; the body otherwise) is made when the stream ends. A LiveResponse is made at the
         // head of a streamed answer only; every other answer needs none.
         let live = Mutex<LiveResponse?>(nil)
         let onStream: @Sendable (UpstreamStreamEvent) -> StreamDisposition = { event in
             switch event {
             case .head(let head, let resumer):
-                let stream = LiveResponse(recordsEvents: head.headers.announcesEventStream, resumer: resumer)
+                let stream = LiveResponse(
+                    recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer)
                 live.withLock { $0 = stream }
                 var answer = ProxyAnswer(response: head, source: .upstream)
                 answer.live = stream
@@ -233,7 +234,7 @@ public final class RequestPipeline: Sendable {
                             Interaction(
                                 request: prepared, response: response, recordedAt: UTCTimestamp.now(),
                                 durationMilliseconds: elapsed / .milliseconds(1),
-                                chunks: stream?.recordsEvents == true ? stream?.chunks : nil),
+                                chunks: stream?.chunks(of: response.body)),
                             replacing: replacing)
                     }
                 }

@@ -11,7 +11,7 @@ struct LiveResponseTests {
     @Test("bytes arriving while a consumer attaches never overtake the ones that waited, and the end comes last")
     func orderWhileAttaching() async throws {
         for round in 0..<200 {
-            let live = LiveResponse(recordsEvents: false, resumer: TransferResumer {})
+            let live = LiveResponse(recording: .whole, resumer: TransferResumer {})
             let expected = (0..<3000).map { UInt8(truncatingIfNeeded: $0) }
             let seen = Mutex<(bytes: [UInt8], ended: Bool, afterEnd: Bool)>(([], false, false))
             let producer = Thread {
