@@ -23,20 +23,32 @@ public enum HopByHopHeaders {
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
     ]
 
+    /// The fixed names, in lower case, for comparing without allocating.
+    private static let fixed = Array(names)
+
+    /// Whether `name` is one of the fixed hop-by-hop names, in any case.
+    static func isFixed(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2, 7, 10, 16, 17: fixed.contains { name.caseInsensitiveEquals($0) }
+        default: false
+        }
+    }
+
     /// `headers` without any hop-by-hop field: the fixed ones and those `Connection` lists.
     public static func removing(from headers: HTTPHeaders) -> HTTPHeaders {
         // Most messages have none: checking names in place costs no allocation.
-        if !headers.contains(where: { field in names.contains { field.name.caseInsensitiveEquals($0) } }) {
-            return headers
+        guard headers.contains(where: { isFixed($0.name) }) else { return headers }
+        // `Connection: keep-alive` (the usual value) names nothing more to drop.
+        var listed: [String] = []
+        for value in headers.values(for: "Connection") {
+            for token in value.split(separator: ",") {
+                let name = token.trimmingSpaces()
+                if !name.isEmpty && !isFixed(name) { listed.append(name) }
+            }
         }
-        let listed = Set(
-            headers.values(for: "Connection").flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingSpaces().lowercased()
-            })
         var result = headers
         result.removeAll { field in
-            let lowered = field.name.lowercased()
-            return names.contains(lowered) || listed.contains(lowered)
+            isFixed(field.name) || listed.contains { field.name.caseInsensitiveEquals($0) }
         }
         return result
     }

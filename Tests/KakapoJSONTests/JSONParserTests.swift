@@ -89,8 +89,15 @@ struct JSONWriterTests {
     }
 
     @Test("escapes control characters and leaves other text as UTF-8")
-    func escaping() {
+    func escaping() throws {
         #expect(JSONWriter().string(.string("a\u{1}b\u{7F}\"é")) == #""a\u0001b\u007f\"é""#)
+        // Escapes at the start, at the end, side by side, and none at all; every one round-trips.
+        let samples = ["\"", "\\end\n", "\n\t\r\u{8}\u{C}\u{0}", "plain ascii", "", "ünï\u{1F99C}\\x"]
+        for sample in samples {
+            let written = JSONWriter().string(.string(sample))
+            #expect(try JSONParser.parse(Array(written.utf8)) == .string(sample), "\(written)")
+        }
+        #expect(JSONWriter().string(.string("\n\t\\")) == #""\n\t\\""#)
     }
 
     @Test("compares as JSON: key order and number spelling do not matter, values do")
