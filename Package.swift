@@ -70,8 +70,9 @@ let package = Package(
         .target(
             name: "KakapoTLS",
             dependencies: [
-                "KakapoProxy",
+                "KakapoProxy", "KakapoUpstream",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -180,13 +180,14 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let request = addressed
         if HTTPServerHandler.isWebSocketUpgrade(head), let destination = pipeline.tunnelDestination(for: request) {
-            guard !destination.secure else {
+            let tls = pipeline.configuration.upstreamTLS
+            guard !destination.secure || tls != nil else {
                 answerError(
-                    "WebSockets are tunnelled to http:// upstreams only, not to \(destination.authority) over TLS",
+                    "WebSockets to \(destination.authority) over TLS need TLS support (KakapoTLS.UpstreamTLSClient as the configuration's upstreamTLS)",
                     status: 502, for: head, context: context)
                 return
             }
-            openWebSocketTunnel(head, to: destination, context: context)
+            openWebSocketTunnel(head, to: destination, tls: destination.secure ? tls : nil, context: context)
             return
         }
         let fromLoopback = peerIsLoopback(context)
@@ -444,7 +445,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// (`Host` set to the upstream's), and from then on the upstream's answer (`101 Switching Protocols`
     /// or a refusal) and every frame pass through untouched. An unreachable upstream gets 502.
     private func openWebSocketTunnel(
-        _ head: HTTPRequestHead, to destination: WebSocketDestination, context: ChannelHandlerContext
+        _ head: HTTPRequestHead, to destination: WebSocketDestination, tls: (any TLSOrigination)?,
+        context: ChannelHandlerContext
     ) {
         tunnelling = true
         let channel = context.channel
@@ -455,10 +457,19 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 method: head.method.rawValue, version: (head.version.major, head.version.minor),
                 fields: head.headers.map { ($0.name, $0.value) }))
         let timeout = pipeline.upstream?.configuration.connectTimeout ?? 10
+        let host = destination.host
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(.milliseconds(Int64(timeout * 1000)))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: destination.host, port: destination.port)
+            .flatMap { upstream in
+                // To a wss:// upstream, TLS first: a failed handshake is answered 502 like a refused connection.
+                guard let tls else { return upstream.eventLoop.makeSucceededFuture(upstream) }
+                return tls.secure(upstream, host: host).map { upstream }.flatMapErrorThrowing { error in
+                    upstream.close(promise: nil)
+                    throw error
+                }
+            }
             .whenComplete { result in
                 let (handler, context) = bound.value
                 switch result {

@@ -49,6 +49,9 @@ public struct ProxyConfiguration: Sendable {
     public var streamTiming: StreamTiming = .recorded
     /// Set to answer TLS on the listening port (`--tls`, `--tls-cert`/`--tls-key`).
     public var listenerTLS: (any TLSTermination)?
+    /// TLS for the WebSocket tunnels Kakapo opens to `https://` upstreams (`KakapoTLS.UpstreamTLSClient`);
+    /// without it, such an upgrade is answered 502.
+    public var upstreamTLS: (any TLSOrigination)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,

@@ -30,6 +30,8 @@ struct ProxyRunner {
         let authority: CertificateAuthority?
         do {
             authority = try https.apply(to: &configuration)
+            // WebSocket tunnels to an https:// upstream trust what libcurl trusts for it.
+            if let upstream = configuration.upstream { configuration.upstreamTLS = try UpstreamTLSClient(upstream) }
         } catch {
             standardError("error: \(error)")
             throw ExitCode(ExitStatus.invalidInput)
