@@ -117,6 +117,7 @@ public final class RequestPipeline: Sendable {
     /// Answers `request` the way the server does for a client on loopback, for callers without a socket
     /// (Kakapo in process): waits out a route's latency and journals the request. The answer may carry
     /// a `fault` instead of a response; the caller turns it into its own kind of failure.
+    /// A streamed answer comes back whole, once the upstream is done.
     public func answer(_ request: HTTPRequest) async -> ProxyAnswer {
         let started = ContinuousClock.now
         var answer = await withCheckedContinuation { continuation in
@@ -130,6 +131,41 @@ public final class RequestPipeline: Sendable {
         if answer.delay > .zero { try? await Task.sleep(for: answer.delay) }
         journal(request, answer, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
         return answer
+    }
+
+    /// Answers `request` like `answer(_:)`, calling `completion` once, on any thread (never Swift's
+    /// cooperative pool): a body that streams is not waited for but comes as a `StreamedBody` (a live
+    /// upstream stream as it arrives, or a recorded one with its gaps as `streamTiming` says), with
+    /// `answer.response.body` empty. The body is nil for any other answer, whose body is whole.
+    public func answerStreaming(
+        _ request: HTTPRequest, completion: @escaping @Sendable (ProxyAnswer, StreamedBody?) -> Void
+    ) {
+        let started = ContinuousClock.now
+        handle(request, fromLoopback: true) { [self] answer in
+            var answer = answer
+            var body: StreamedBody?
+            if let live = answer.live {
+                body = StreamedBody(live: live)
+                answer.live = nil
+            } else if let chunks = answer.chunks, request.method != .head {
+                body = StreamedBody(recorded: chunks, timed: configuration.streamTiming == .recorded)
+                answer.response.body = []
+            }
+            let ready = answer
+            let streamed = body
+            let finish: @Sendable () -> Void = { [self] in
+                journal(request, ready, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
+                completion(ready, streamed)
+            }
+            if answer.delay > .zero {
+                let (seconds, attoseconds) = answer.delay.components
+                DispatchQueue.global().asyncAfter(
+                    deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)),
+                    execute: finish)
+            } else {
+                finish()
+            }
+        }
     }
 
     /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).

@@ -12,8 +12,9 @@ import Synchronization
 /// enabled instance (`enable()`); each instance's sessions use a subclass of their own
 /// (`KakapoURLProtocolSlot`), because Foundation shows a protocol only the request, not its session.
 ///
-/// Foundation creates it and calls `startLoading` and `stopLoading` on its own threads; the work it starts
-/// is held behind a lock, and the answer is delivered to Foundation's `client` from that work.
+/// Foundation creates it and calls `startLoading` and `stopLoading` on its own threads; the answer is
+/// delivered to Foundation's `client` from the pipeline's threads, and a streamed body being delivered is
+/// held behind a lock so that `stopLoading` can give it up.
 class KakapoURLProtocol: URLProtocol {
     private struct Instances {
         var bySlot: [Int: ProxyServer] = [:]
@@ -22,7 +23,8 @@ class KakapoURLProtocol: URLProtocol {
 
     private static let instances = Mutex(Instances())
     private static let slots = Atomic<Int>(0)
-    private let work = Mutex<Task<Void, Never>?>(nil)
+    /// Whether loading stopped, and the streamed body being delivered, to give up when it does.
+    private let work = Mutex<(stopped: Bool, body: StreamedBody?)>((false, nil))
 
     /// The instance number this class answers for; -1 for the global one.
     class var slot: Int { -1 }
@@ -75,31 +77,84 @@ class KakapoURLProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: error)
             return
         }
+        load(converted, as: request, owner: owner, redirects: 0)
+    }
+
+    /// Asks `owner` for the answer to `converted` (sent as `current`) and hands it to Foundation's client
+    /// as it comes: a streamed body piece by piece, on the threads that deliver it (libcurl's, or
+    /// Dispatch's for a recorded stream), never waiting on Swift's cooperative pool.
+    private func load(_ converted: HTTPRequest, as current: URLRequest, owner: ProxyServer, redirects: Int) {
         // URLProtocol is not Sendable; Foundation expects its client to be called from any thread.
         nonisolated(unsafe) let loader = self
-        let task = Task {
-            var current = request
-            var converted = converted
-            for _ in 0..<KakapoURLProtocol.maximumRedirects {
-                let answer = await owner.pipeline.answer(converted)
-                guard !Task.isCancelled, let url = current.url else { return }
-                #if !canImport(Darwin)
-                    // corelibs Foundation cannot take a redirect from a protocol (it traps), so the
-                    // redirect is followed here, as URLSession's default policy would.
-                    if let next = KakapoURLProtocol.redirect(answer.response, from: current),
-                        let nextRequest = try? HTTPRequest(next)
-                    {
-                        current = next
-                        converted = nextRequest
-                        continue
-                    }
-                #endif
-                loader.deliver(answer, for: url, request: current)
+        guard redirects < KakapoURLProtocol.maximumRedirects else {
+            client?.urlProtocol(self, didFailWithError: URLError(.httpTooManyRedirects))
+            return
+        }
+        owner.pipeline.answerStreaming(converted) { answer, body in
+            guard let url = current.url, loader.keep(body) else {
+                body?.cancel()
                 return
             }
-            loader.client?.urlProtocol(loader, didFailWithError: URLError(.httpTooManyRedirects))
+            #if !canImport(Darwin)
+                // corelibs Foundation cannot take a redirect from a protocol (it traps), so the
+                // redirect is followed here, as URLSession's default policy would.
+                if let next = KakapoURLProtocol.redirect(answer.response, from: current),
+                    let nextRequest = try? HTTPRequest(next)
+                {
+                    body?.cancel()
+                    loader.load(nextRequest, as: next, owner: owner, redirects: redirects + 1)
+                    return
+                }
+            #endif
+            guard let body else {
+                loader.deliverWhole(answer, for: url, request: current)
+                return
+            }
+            if answer.response.headers["Content-Encoding"] != nil {
+                // A compressed stream is decompressed whole, as a socket client's URLSession would.
+                let collected = Mutex<[UInt8]>([])
+                body.deliver { event in
+                    switch event {
+                    case .data(let bytes): collected.withLock { $0 += bytes }
+                    case .end:
+                        var whole = answer
+                        whole.response.body = collected.withLock { $0 }
+                        loader.deliverWhole(whole, for: url, request: current)
+                    case .broken: loader.client?.urlProtocol(loader, didFailWithError: URLError(.networkConnectionLost))
+                    }
+                }
+                return
+            }
+            guard loader.deliverHead(answer, for: url, request: current) else {
+                body.cancel()
+                return
+            }
+            body.deliver { event in
+                switch event {
+                case .data(let bytes): loader.client?.urlProtocol(loader, didLoad: Data(bytes))
+                case .end: loader.client?.urlProtocolDidFinishLoading(loader)
+                case .broken: loader.client?.urlProtocol(loader, didFailWithError: URLError(.networkConnectionLost))
+                }
+            }
         }
-        work.withLock { $0 = task }
+    }
+
+    /// Keeps `body` to give up if loading stops; false when it already stopped.
+    private func keep(_ body: StreamedBody?) -> Bool {
+        work.withLock { state in
+            guard !state.stopped else { return false }
+            state.body = body
+            return true
+        }
+    }
+
+    /// Hands the task a whole answer: head, body, end.
+    private func deliverWhole(_ answer: ProxyAnswer, for url: URL, request: URLRequest) {
+        var answer = answer
+        answer.response = KakapoURLProtocol.decoded(answer.response)
+        guard deliverHead(answer, for: url, request: request) else { return }
+        if !answer.response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(answer.response.body)) }
+        client?.urlProtocolDidFinishLoading(self)
     }
 
     static let maximumRedirects = 16
@@ -122,24 +177,35 @@ class KakapoURLProtocol: URLProtocol {
     }
 
     override func stopLoading() {
-        work.withLock { $0?.cancel() }
+        let body = work.withLock { state -> StreamedBody? in
+            state.stopped = true
+            return state.body
+        }
+        body?.cancel()
     }
 
-    private func deliver(_ answer: ProxyAnswer, for url: URL, request: URLRequest) {
-        guard let client else { return }
-        if let failure = answer.urlError {
-            client.urlProtocol(self, didFailWithError: failure)
-            return
-        }
-        var response = answer.response
-        var headers: [String: String] = [:]
-        // A client over a socket gets these undone by URLSession; in process they are undone here.
+    /// The response as the task gets it: a compressed body decompressed (and its encoding and length
+    /// dropped), as URLSession does for a client over a socket.
+    static func decoded(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
         let (content, coding) = ContentCoding.decoding(response.body, headers: response.headers)
         if coding != nil {
             response.body = content
             response.headers.remove(name: "Content-Encoding")
             response.headers.remove(name: "Content-Length")
         }
+        return response
+    }
+
+    /// Hands the task the answer's head (or its failure, or a redirect); true when the body is to follow.
+    private func deliverHead(_ answer: ProxyAnswer, for url: URL, request: URLRequest) -> Bool {
+        guard let client else { return false }
+        if let failure = answer.urlError {
+            client.urlProtocol(self, didFailWithError: failure)
+            return false
+        }
+        let response = answer.response
+        var headers: [String: String] = [:]
         for field in HopByHopHeaders.removing(from: response.headers) {
             if let existing = headers[field.name] {
                 headers[field.name] = existing + ", " + field.value
@@ -153,18 +219,17 @@ class KakapoURLProtocol: URLProtocol {
                 url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
         else {
             client.urlProtocol(self, didFailWithError: URLError(.badServerResponse))
-            return
+            return false
         }
         #if canImport(Darwin)
             if let redirected = KakapoURLProtocol.redirect(response, from: request) {
                 // URLSession applies its own redirect policy (and the delegate's) from here.
                 client.urlProtocol(self, wasRedirectedTo: redirected, redirectResponse: httpResponse)
-                return
+                return false
             }
         #endif
         client.urlProtocol(self, didReceive: httpResponse, cacheStoragePolicy: .notAllowed)
-        if !response.body.isEmpty { client.urlProtocol(self, didLoad: Data(response.body)) }
-        client.urlProtocolDidFinishLoading(self)
+        return true
     }
 }
 

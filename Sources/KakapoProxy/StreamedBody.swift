@@ -1,0 +1,68 @@
+import Dispatch
+import KakapoCassette
+import Synchronization
+
+/// The body of an answer that is still arriving, for callers without a socket (Kakapo in process): the
+/// pieces of a live upstream stream as libcurl delivers them, or a recorded stream's chunks with their
+/// recorded gaps (back to back with `StreamTiming.none`).
+///
+/// Delivery runs on libcurl's and Dispatch's threads, never on Swift's cooperative pool, so a test
+/// suite that keeps the pool busy does not hold a stream back. A live piece counts as delivered once
+/// the handler returns, so a handler that is slow holds the upstream back as a slow socket client would.
+public final class StreamedBody: Sendable {
+    /// What the handler is given, in order: pieces, then `end`, or `broken` when the upstream broke off.
+    public enum Event: Sendable {
+        case data([UInt8])
+        case end
+        case broken
+    }
+
+    private enum Source: Sendable {
+        case live(LiveResponse)
+        case recorded([ResponseChunk], timed: Bool)
+    }
+
+    private let source: Source
+    private let cancelled = Atomic<Bool>(false)
+
+    /// The body of `live` as it arrives.
+    init(live: LiveResponse) { source = .live(live) }
+
+    /// Recorded chunks, each at its offset from the start of delivery when `timed`.
+    init(recorded chunks: [ResponseChunk], timed: Bool) { source = .recorded(chunks, timed: timed) }
+
+    /// Starts delivering to `handler` (once): each piece, then the end.
+    public func deliver(to handler: @escaping @Sendable (Event) -> Void) {
+        switch source {
+        case .live(let live):
+            live.attach { event in
+                switch event {
+                case .data(let bytes):
+                    handler(.data(bytes))
+                    live.delivered(bytes.count)
+                case .end: handler(.end)
+                case .broken: handler(.broken)
+                }
+            }
+        case .recorded(let chunks, let timed):
+            let queue = DispatchQueue(label: "kakapo.recorded-stream")
+            let start = DispatchTime.now()
+            for chunk in chunks {
+                let at = timed ? start + .microseconds(Int(chunk.offsetMilliseconds * 1000)) : start
+                queue.asyncAfter(deadline: at) { [self] in
+                    if !cancelled.load(ordering: .relaxed) { handler(.data(chunk.bytes)) }
+                }
+            }
+            let last = timed ? start + .microseconds(Int((chunks.last?.offsetMilliseconds ?? 0) * 1000)) : start
+            queue.asyncAfter(deadline: last) { [self] in
+                if !cancelled.load(ordering: .relaxed) { handler(.end) }
+            }
+        }
+    }
+
+    /// Gives the body up: a live transfer stops, recorded chunks not yet delivered are dropped.
+    public func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        if case .live(let live) = source { live.cancel() }
+    }
+}
