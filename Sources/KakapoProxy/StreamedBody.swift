@@ -47,16 +47,25 @@ public final class StreamedBody: Sendable {
         case .recorded(let chunks, let timed):
             let queue = DispatchQueue(label: "kakapo.recorded-stream")
             let start = DispatchTime.now()
-            for chunk in chunks {
-                let at = timed ? start + .microseconds(Int(chunk.offsetMilliseconds * 1000)) : start
-                queue.asyncAfter(deadline: at) { [self] in
-                    if !cancelled.load(ordering: .relaxed) { handler(.data(chunk.bytes)) }
+            // Each chunk schedules the next, so they go out in order whatever their offsets.
+            @Sendable func send(_ index: Int) {
+                guard !cancelled.load(ordering: .relaxed) else { return }
+                guard index < chunks.count else {
+                    handler(.end)
+                    return
                 }
+                handler(.data(chunks[index].bytes))
+                schedule(index + 1)
             }
-            let last = timed ? start + .microseconds(Int((chunks.last?.offsetMilliseconds ?? 0) * 1000)) : start
-            queue.asyncAfter(deadline: last) { [self] in
-                if !cancelled.load(ordering: .relaxed) { handler(.end) }
+            @Sendable func schedule(_ index: Int) {
+                guard timed, index < chunks.count else {
+                    queue.async { send(index) }
+                    return
+                }
+                let offset = Int(chunks[index].offsetMilliseconds * 1000)
+                queue.asyncAfter(deadline: start + .microseconds(offset)) { send(index) }
             }
+            schedule(0)
         }
     }
 
