@@ -205,19 +205,4 @@ final class LiveResponse: @unchecked Sendable {
         guard let first = timed.first?.offsetMilliseconds else { return timed }
         return timed.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
     }
-
-    /// Waits for the end and returns the whole body (callers without a socket).
-    func collect() async -> [UInt8] {
-        await withCheckedContinuation { continuation in
-            let body = Mutex<[UInt8]>([])
-            attach { [self] event in
-                switch event {
-                case .data(let bytes):
-                    body.withLock { $0 += bytes }
-                    delivered(bytes.count)
-                case .end, .broken: continuation.resume(returning: body.withLock { $0 })
-                }
-            }
-        }
-    }
 }

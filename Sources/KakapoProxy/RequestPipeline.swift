@@ -119,24 +119,26 @@ public final class RequestPipeline: Sendable {
     /// a `fault` instead of a response; the caller turns it into its own kind of failure.
     /// A streamed answer comes back whole, once the upstream is done.
     public func answer(_ request: HTTPRequest) async -> ProxyAnswer {
-        let started = ContinuousClock.now
-        var answer = await withCheckedContinuation { continuation in
-            handle(request, fromLoopback: true) { continuation.resume(returning: $0) }
+        let (answer, body) = await withCheckedContinuation { continuation in
+            answerStreaming(request) { continuation.resume(returning: ($0, $1)) }
         }
-        if let live = answer.live {
-            // No socket to stream to: the caller gets the whole answer once the upstream is done.
-            answer.response.body = await live.collect()
-            answer.live = nil
+        // A recorded stream's whole body is in the answer already.
+        guard let body, body.isLive else {
+            body?.cancel()
+            return answer
         }
-        if answer.delay > .zero { try? await Task.sleep(for: answer.delay) }
-        journal(request, answer, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
-        return answer
+        var whole = answer
+        whole.response.body = await withCheckedContinuation { continuation in
+            body.collect { bytes, _ in continuation.resume(returning: bytes) }
+        }
+        return whole
     }
 
     /// Answers `request` like `answer(_:)`, calling `completion` once, on any thread (never Swift's
     /// cooperative pool): a body that streams is not waited for but comes as a `StreamedBody` (a live
-    /// upstream stream as it arrives, or a recorded one with its gaps as `streamTiming` says), with
-    /// `answer.response.body` empty. The body is nil for any other answer, whose body is whole.
+    /// upstream stream as it arrives, with `answer.response.body` empty, or a recorded one with its gaps
+    /// as `streamTiming` says, whose whole body is in the answer too). The body is nil for any other
+    /// answer. The request is journaled when the answer's head is ready, as the server does.
     public func answerStreaming(
         _ request: HTTPRequest, completion: @escaping @Sendable (ProxyAnswer, StreamedBody?) -> Void
     ) {
@@ -149,7 +151,6 @@ public final class RequestPipeline: Sendable {
                 answer.live = nil
             } else if let chunks = answer.chunks, request.method != .head {
                 body = StreamedBody(recorded: chunks, timed: configuration.streamTiming == .recorded)
-                answer.response.body = []
             }
             let ready = answer
             let streamed = body

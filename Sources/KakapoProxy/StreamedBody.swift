@@ -31,6 +31,12 @@ public final class StreamedBody: Sendable {
     /// Recorded chunks, each at its offset from the start of delivery when `timed`.
     init(recorded chunks: [ResponseChunk], timed: Bool) { source = .recorded(chunks, timed: timed) }
 
+    /// Whether the body is a live upstream stream (else a recorded one, whose whole body the answer has).
+    public var isLive: Bool {
+        if case .live = source { return true }
+        return false
+    }
+
     /// Starts delivering to `handler` (once): each piece, then the end.
     public func deliver(to handler: @escaping @Sendable (Event) -> Void) {
         switch source {
@@ -66,6 +72,19 @@ public final class StreamedBody: Sendable {
                 queue.asyncAfter(deadline: start + .microseconds(offset)) { send(index) }
             }
             schedule(0)
+        }
+    }
+
+    /// Delivers the whole body to `completion` at its end; `broken` when the upstream broke off (the bytes
+    /// are then what arrived).
+    public func collect(_ completion: @escaping @Sendable (_ bytes: [UInt8], _ broken: Bool) -> Void) {
+        let collected = Mutex<[UInt8]>([])
+        deliver { event in
+            switch event {
+            case .data(let bytes): collected.withLock { $0 += bytes }
+            case .end: completion(collected.withLock { $0 }, false)
+            case .broken: completion(collected.withLock { $0 }, true)
+            }
         }
     }
 

@@ -111,17 +111,21 @@ class KakapoURLProtocol: URLProtocol {
                 return
             }
             if answer.response.headers["Content-Encoding"] != nil {
-                // A compressed stream is decompressed whole, as a socket client's URLSession would.
-                let collected = Mutex<[UInt8]>([])
-                body.deliver { event in
-                    switch event {
-                    case .data(let bytes): collected.withLock { $0 += bytes }
-                    case .end:
-                        var whole = answer
-                        whole.response.body = collected.withLock { $0 }
-                        loader.deliverWhole(whole, for: url, request: current)
-                    case .broken: loader.client?.urlProtocol(loader, didFailWithError: URLError(.networkConnectionLost))
+                // A compressed stream is decompressed whole, as a socket client's URLSession would: a
+                // recorded one is whole already, a live one is collected.
+                guard body.isLive else {
+                    body.cancel()
+                    loader.deliverWhole(answer, for: url, request: current)
+                    return
+                }
+                body.collect { bytes, broken in
+                    guard !broken else {
+                        loader.client?.urlProtocol(loader, didFailWithError: URLError(.networkConnectionLost))
+                        return
                     }
+                    var whole = answer
+                    whole.response.body = bytes
+                    loader.deliverWhole(whole, for: url, request: current)
                 }
                 return
             }

@@ -63,6 +63,11 @@ struct InProcessStreamingTests {
         #expect(recorded.end - firstEarly > .milliseconds(400), "\(recorded.pieces.map(\.at))")
         let summary = await recorder.shutdown()
         #expect(summary.recorded == 1)
+        // `answer(_:)` waits for a live stream and gives it whole.
+        let passthrough = try InProcessKakapo(mode: .passthrough, upstream: upstream.baseURL)
+        let whole = await passthrough.pipeline.answer(HTTPRequest(method: .get, target: "/ticks"))
+        #expect(whole.response.body == Array(events.joined()))
+        await passthrough.shutdown()
         await upstream.stop()
         #expect(try CassetteFile.load(cassette).interactions.first?.chunks?.count == 3)
 
@@ -72,6 +77,9 @@ struct InProcessStreamingTests {
         #expect(replayed.pieces.map(\.data).reduce(Data(), +) == Data(events.joined()))
         let first = try #require(replayed.pieces.first).at
         #expect(replayed.end - first > .milliseconds(400), "\(replayed.pieces.map(\.at))")
+        // ... and a recorded one at once, whole.
+        let recordedWhole = await replayer.pipeline.answer(HTTPRequest(method: .get, target: "/ticks"))
+        #expect(recordedWhole.response.body == Array(events.joined()))
         await replayer.shutdown()
     }
 }
