@@ -197,21 +197,18 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let answered: @Sendable (ProxyAnswer) -> Void = { answer in
+            let finish: @Sendable () -> Void = {
+                let (handler, context) = bound.value
+                handler.finish(answer, for: head, request: request, started: started, context: context)
+            }
             if answer.delay > .zero {
                 // A route's latency: the answer is scheduled on the event loop, no thread waits for it.
                 let (seconds, attoseconds) = answer.delay.components
-                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
-                    let (handler, context) = bound.value
-                    handler.finish(answer, for: head, request: request, started: started, context: context)
-                }
+                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), finish)
             } else if loop.inEventLoop {
-                let (handler, context) = bound.value
-                handler.finish(answer, for: head, request: request, started: started, context: context)
+                finish()
             } else {
-                loop.execute {
-                    let (handler, context) = bound.value
-                    handler.finish(answer, for: head, request: request, started: started, context: context)
-                }
+                loop.execute(finish)
             }
         }
         if let bodyStream {
