@@ -132,21 +132,21 @@ public struct InteractionIndex: Sendable {
     public mutating func play(_ request: HTTPRequest) -> Int? {
         let matches = candidates(for: request)
         guard let first = matches.first else { return nil }
-        let highest = matches.max() ?? first
-        if highest >= uses.count {
-            uses += repeatElement(0, count: highest + 1 - uses.count)
-            used += repeatElement(false, count: highest + 1 - used.count)
-        }
-        let count = Int(uses[first])
-        if count < Int(UInt32.max) { uses[first] += 1 }
-        let chosen: Int
+        let count = first < uses.count ? Int(uses[first]) : 0
+        let chosen: Int?
         if count < matches.count {
             chosen = matches[count]
-        } else if repeatPolicy == .repeatLast {
-            chosen = matches[matches.count - 1]
         } else {
-            return nil
+            chosen = repeatPolicy == .repeatLast ? matches[matches.count - 1] : nil
         }
+        // Grown to the positions this play touches.
+        let needed = max(first, chosen ?? first) + 1
+        if needed > uses.count {
+            uses += repeatElement(0, count: needed - uses.count)
+            used += repeatElement(false, count: needed - used.count)
+        }
+        if count < Int(UInt32.max) { uses[first] += 1 }
+        guard let chosen else { return nil }
         used[chosen] = true
         return chosen
     }

@@ -26,13 +26,9 @@ public enum HopByHopHeaders {
     /// The fixed names, in lower case, for comparing without allocating.
     private static let fixed = Array(names)
 
-    /// Whether `name` is one of the fixed hop-by-hop names, in any case.
-    static func isFixed(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2, 7, 10, 16, 17: fixed.contains { name.caseInsensitiveEquals($0) }
-        default: false
-        }
-    }
+    /// Whether `name` is one of the fixed hop-by-hop names, in any case (compared in place: a name of
+    /// another length costs one length check per fixed name).
+    static func isFixed(_ name: String) -> Bool { fixed.contains { name.caseInsensitiveEquals($0) } }
 
     /// `headers` without any hop-by-hop field: the fixed ones and those `Connection` lists.
     public static func removing(from headers: HTTPHeaders) -> HTTPHeaders {
