@@ -74,14 +74,41 @@ public final class CassetteJournal {
         size += entry.count
     }
 
-    /// Flushes what was appended to the disk (survives a power cut as well).
-    func sync() { _ = fsync(descriptor) }
+    /// The first half of dropping what a fold saved (see `finishDiscard`): the entries from `folded` up
+    /// to `end` (the journal's size when the fold began) are copied to a new file, flushed to the disk.
+    /// It reads only bytes that appends no longer touch, so recordings go on meanwhile: the caller holds
+    /// no lock. Nil when there is nothing to keep up to `end`.
+    func prepareDiscard(upTo folded: Int, end: Int) throws(CassetteError) -> PreparedDiscard? {
+        guard folded < end else { return nil }
+        let temporary = path + ".\(getpid()).tmp"
+        let replacement = try Self.openLocked(temporary, file: path)
+        do {
+            try copy(from: folded, to: end, into: replacement)
+        } catch {
+            close(replacement)
+            unlink(temporary)
+            throw error
+        }
+        _ = fsync(replacement)
+        return PreparedDiscard(path: temporary, descriptor: replacement, copiedUpTo: end)
+    }
 
-    /// After a fold that saved the first `folded` bytes' worth of entries: keeps only the rest. The rest
-    /// is copied to a new file that replaces the journal, so a crash at any point leaves either the old
-    /// journal (its folded entries are then recognised in the cassette and skipped) or the new one.
-    func discard(upTo folded: Int) throws(CassetteError) {
-        if folded >= size {
+    /// A copy of the entries to keep that `prepareDiscard` made.
+    struct PreparedDiscard {
+        let path: String
+        let descriptor: Int32
+        /// The journal's offset the copy reaches.
+        let copiedUpTo: Int
+    }
+
+    /// After a fold that saved the first `folded` bytes' worth of entries: keeps only the rest, with
+    /// appends held off (the caller holds the lock they take). With nothing prepared and nothing after
+    /// `folded`, the journal is emptied. Otherwise what was appended since `prepared` was made is added
+    /// to its copy (these few entries are not flushed: appends never are), and the copy replaces the
+    /// journal, so a crash at any point leaves either the old journal (its folded entries are then
+    /// recognised in the cassette and skipped) or the new one.
+    func finishDiscard(upTo folded: Int, prepared: PreparedDiscard?) throws(CassetteError) {
+        if prepared == nil && folded >= size {
             guard ftruncate(descriptor, 0) == 0 else {
                 throw CassetteError(
                     code: .notWritable, file: path, message: "cannot empty: \(CassetteFile.lastError())")
@@ -89,22 +116,23 @@ public final class CassetteJournal {
             size = 0
             return
         }
-        var rest = [UInt8](repeating: 0, count: size - folded)
-        let read = rest.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(folded)) }
-        guard read == rest.count else {
-            throw CassetteError(
-                code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
+        let temporary: String
+        let replacement: Int32
+        let from: Int
+        if let prepared {
+            (temporary, replacement, from) = (prepared.path, prepared.descriptor, prepared.copiedUpTo)
+        } else {
+            temporary = path + ".\(getpid()).tmp"
+            replacement = try Self.openLocked(temporary, file: path)
+            from = folded
         }
-        let temporary = path + ".\(getpid()).tmp"
-        let replacement = try Self.openLocked(temporary, file: path)
         do {
-            try writeAll(rest, to: replacement)
+            try copy(from: from, to: size, into: replacement)
         } catch {
             close(replacement)
             unlink(temporary)
             throw error
         }
-        _ = fsync(replacement)
         guard rename(temporary, path) == 0 else {
             let reason = CassetteFile.lastError()
             close(replacement)
@@ -113,7 +141,25 @@ public final class CassetteJournal {
         }
         close(descriptor)
         descriptor = replacement
-        size = rest.count
+        size -= folded
+    }
+
+    /// Gives up a prepared copy (the fold's result could not be used).
+    func abandon(_ prepared: PreparedDiscard) {
+        close(prepared.descriptor)
+        unlink(prepared.path)
+    }
+
+    /// Appends this journal's bytes `start..<end` to the file open at `destination`.
+    private func copy(from start: Int, to end: Int, into destination: Int32) throws(CassetteError) {
+        guard start < end else { return }
+        var bytes = [UInt8](repeating: 0, count: end - start)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(start)) }
+        guard read == bytes.count else {
+            throw CassetteError(
+                code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
+        }
+        try writeAll(bytes, to: destination)
     }
 
     /// Removes the journal (after the final fold).
