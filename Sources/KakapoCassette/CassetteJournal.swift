@@ -80,17 +80,9 @@ public final class CassetteJournal {
     /// no lock. Nil when there is nothing to keep up to `end`.
     func prepareDiscard(upTo folded: Int, end: Int) throws(CassetteError) -> PreparedDiscard? {
         guard folded < end else { return nil }
-        let temporary = path + ".\(getpid()).tmp"
-        let replacement = try Self.openLocked(temporary, file: path)
-        do {
-            try copy(from: folded, to: end, into: replacement)
-        } catch {
-            close(replacement)
-            unlink(temporary)
-            throw error
-        }
-        _ = fsync(replacement)
-        return PreparedDiscard(path: temporary, descriptor: replacement, copiedUpTo: end)
+        let copy = try newCopy(from: folded, to: end)
+        _ = fsync(copy.descriptor)
+        return copy
     }
 
     /// A copy of the entries to keep that `prepareDiscard` made.
@@ -106,7 +98,8 @@ public final class CassetteJournal {
     /// `folded`, the journal is emptied. Otherwise what was appended since `prepared` was made is added
     /// to its copy (these few entries are not flushed: appends never are), and the copy replaces the
     /// journal, so a crash at any point leaves either the old journal (its folded entries are then
-    /// recognised in the cassette and skipped) or the new one.
+    /// recognised in the cassette and skipped) or the new one. `prepared` is used up: when this fails,
+    /// it is removed.
     func finishDiscard(upTo folded: Int, prepared: PreparedDiscard?) throws(CassetteError) {
         if prepared == nil && folded >= size {
             guard ftruncate(descriptor, 0) == 0 else {
@@ -116,50 +109,53 @@ public final class CassetteJournal {
             size = 0
             return
         }
-        let temporary: String
-        let replacement: Int32
-        let from: Int
+        let copy: PreparedDiscard
         if let prepared {
-            (temporary, replacement, from) = (prepared.path, prepared.descriptor, prepared.copiedUpTo)
+            copy = try extend(prepared, to: size)
         } else {
-            temporary = path + ".\(getpid()).tmp"
-            replacement = try Self.openLocked(temporary, file: path)
-            from = folded
+            copy = try newCopy(from: folded, to: size)
         }
-        do {
-            try copy(from: from, to: size, into: replacement)
-        } catch {
-            close(replacement)
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, path) == 0 else {
+        guard rename(copy.path, path) == 0 else {
             let reason = CassetteFile.lastError()
-            close(replacement)
-            unlink(temporary)
+            abandon(copy)
             throw CassetteError(code: .notWritable, file: path, message: "cannot replace: \(reason)")
         }
         close(descriptor)
-        descriptor = replacement
+        descriptor = copy.descriptor
         size -= folded
     }
 
-    /// Gives up a prepared copy (the fold's result could not be used).
+    /// Removes a copy that will not replace the journal.
     func abandon(_ prepared: PreparedDiscard) {
         close(prepared.descriptor)
         unlink(prepared.path)
     }
 
-    /// Appends this journal's bytes `start..<end` to the file open at `destination`.
-    private func copy(from start: Int, to end: Int, into destination: Int32) throws(CassetteError) {
-        guard start < end else { return }
-        var bytes = [UInt8](repeating: 0, count: end - start)
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(start)) }
-        guard read == bytes.count else {
-            throw CassetteError(
-                code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
+    /// A new file beside the journal holding its bytes `start..<end`.
+    private func newCopy(from start: Int, to end: Int) throws(CassetteError) -> PreparedDiscard {
+        let temporary = path + ".\(getpid()).tmp"
+        let descriptor = try Self.openLocked(temporary, file: path)
+        return try extend(PreparedDiscard(path: temporary, descriptor: descriptor, copiedUpTo: start), to: end)
+    }
+
+    /// `copy` with the journal's bytes from where it reaches up to `end` appended; removed on failure.
+    private func extend(_ copy: PreparedDiscard, to end: Int) throws(CassetteError) -> PreparedDiscard {
+        guard copy.copiedUpTo < end else { return copy }
+        var bytes = [UInt8](repeating: 0, count: end - copy.copiedUpTo)
+        let read = bytes.withUnsafeMutableBytes {
+            pread(descriptor, $0.baseAddress, $0.count, off_t(copy.copiedUpTo))
         }
-        try writeAll(bytes, to: destination)
+        do throws(CassetteError) {
+            guard read == bytes.count else {
+                throw CassetteError(
+                    code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
+            }
+            try writeAll(bytes, to: copy.descriptor)
+        } catch {
+            abandon(copy)
+            throw error
+        }
+        return PreparedDiscard(path: copy.path, descriptor: copy.descriptor, copiedUpTo: end)
     }
 
     /// Removes the journal (after the final fold).

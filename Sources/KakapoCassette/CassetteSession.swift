@@ -272,7 +272,6 @@ public final class CassetteSession: @unchecked Sendable {
         do {
             try journal.finishDiscard(upTo: folded, prepared: prepared.get())
         } catch {
-            if case .success(let copy?) = prepared { journal.abandon(copy) }
             onSaveError(error)
         }
     }

@@ -35,7 +35,9 @@ struct DiskFaultTests {
         for index in 0..<6 {
             let answer = try await proxy.client.send(.get, "/big/\(index)")
             #expect(answer.status == 200 && answer.body.count == 20_000, "answers go on while saves fail")
-            try await Task.sleep(for: .milliseconds(150))
+            // Longer than the saver's window (0.2 s): the first save holds one answer, which fits with its
+            // journal; two (150 ms apart, the machine otherwise idle) did not, and nothing was ever saved.
+            try await Task.sleep(for: .milliseconds(300))
         }
         let summary = await proxy.stop()
         await upstream.stop()

@@ -6,24 +6,18 @@
 // connections live on the client's event loop (tools/bench-forwarder runs it in S3).
 import PackageDescription
 
+let nio: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+]
+
 let package = Package(
     name: "nio-ceiling",
     platforms: [.macOS(.v13)],
     dependencies: [.package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")],
     targets: [
-        .executableTarget(
-            name: "nio-ceiling",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
-        .executableTarget(
-            name: "nio-forwarder",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+        .executableTarget(name: "nio-ceiling", dependencies: nio),
+        .executableTarget(name: "nio-forwarder", dependencies: nio),
     ]
 )
