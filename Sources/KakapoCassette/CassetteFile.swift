@@ -100,6 +100,23 @@ public enum CassetteFile {
         try write(CassetteCodec.encodeFile(cassette), to: path)
     }
 
+    /// Removes the temporary files that processes killed while writing left beside the cassette at
+    /// `path`: a save's `.NAME.PID.tmp` and a journal copy's `NAME.journal.PID.tmp`, for processes that
+    /// are gone (a live one may be writing its own).
+    static func removeTemporariesOfDeadProcesses(besides path: String) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let name = url.lastPathComponent
+        let prefixes = ["." + name + ".", name + ".journal."]
+        guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for file in files where file.hasSuffix(".tmp") {
+            for prefix in prefixes where file.hasPrefix(prefix) {
+                guard let pid = Int32(file.dropFirst(prefix.count).dropLast(4)), pid > 0 else { continue }
+                if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + file) }
+            }
+        }
+    }
+
     /// Writes `bytes` to `path` atomically: temporary file, fsync, rename.
     public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
         try writeAtomically(to: path) { emit in try bytes.withUnsafeBytes(emit) }

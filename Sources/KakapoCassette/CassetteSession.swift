@@ -312,12 +312,15 @@ public final class CassetteSession: @unchecked Sendable {
     }
 
     /// Folds the journal a recording left beside the cassette at `path` (after a crash or `kill -9`) into
-    /// the cassette and removes it; nil when there is none, or a live recording holds it.
+    /// the cassette and removes it, with the temporary files the killed process left; nil when there is
+    /// none, or a live recording holds it.
     public static func recover(_ path: String, matching: MatchOptions = MatchOptions()) throws(CassetteError)
         -> Recovery?
     {
         guard let (leftover, lock) = try CassetteJournal.leftover(of: path) else { return nil }
         defer { CassetteJournal.release(lock) }
+        // The recording was killed, perhaps in the middle of a save: its half-written copies go.
+        CassetteFile.removeTemporariesOfDeadProcesses(besides: path)
         let cassette = try CassetteFile.loadIfPresent(path)
         let saved = Set(cassette.interactions.map(CassetteCodec.encodeChunk))
         // Entries were redacted when they were recorded.

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoHTTP
 import Testing
 
 @testable import KakapoCassette
@@ -53,5 +54,31 @@ struct CassetteJournalTests {
         journal.abandon(prepared)
         #expect(!FileManager.default.fileExists(atPath: prepared.path))
         #expect(try Self.contents(journal) == entries)
+    }
+
+    @Test("recovering a killed recording's journal removes the temporaries it left, not a live process's")
+    func recoveryRemovesDeadTemporaries() throws {
+        let path = try temporaryPath()
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let interaction = Interaction(
+            request: HTTPRequest(method: .get, target: "/a"), response: HTTPResponse(status: 204),
+            recordedAt: "2026-11-23T00:00:00.000Z", durationMilliseconds: 1)
+        let entry = CassetteJournal.entry(interaction: CassetteCodec.encodeChunk(interaction), replacing: false)
+        try Data(entry).write(to: URL(fileURLWithPath: CassetteJournal.path(for: path)))
+        // A process that has ended, for a pid nobody uses now.
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let dead = ended.processIdentifier
+        let leftovers = [".cassette.json.\(dead).tmp", "cassette.json.journal.\(dead).tmp"]
+        let live = [".cassette.json.\(getppid()).tmp", ".other.json.\(dead).tmp", ".cassette.json.x.tmp"]
+        for file in leftovers + live { try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/" + file)) }
+
+        let recovery = try #require(try CassetteSession.recover(path))
+        #expect(recovery.folded == 1)
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        #expect(files.isDisjoint(with: leftovers), "\(files)")
+        #expect(files.isSuperset(of: live), "a live process's copy and other files stay: \(files)")
     }
 }
