@@ -100,14 +100,24 @@ public enum CassetteFile {
         try write(CassetteCodec.encodeFile(cassette), to: path)
     }
 
-    /// Removes the temporary files that processes killed while writing left beside the cassette at
-    /// `path`: a save's `.NAME.PID.tmp` and a journal copy's `NAME.journal.PID.tmp`, for processes that
-    /// are gone (a live one may be writing its own).
+    /// Where `process` writes `path` before renaming it into place: `.NAME.PID.tmp` in the same folder.
+    /// The cassette's saves and the journal's copies both use it.
+    static func temporaryPath(for path: String, process: Int32 = getpid()) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path + "/" + temporaryPrefix(of: url.lastPathComponent)
+            + "\(process).tmp"
+    }
+
+    private static func temporaryPrefix(of name: String) -> String { "." + name + "." }
+
+    /// Removes the temporary files (`temporaryPath`) of the cassette at `path` and of its journal that
+    /// processes killed while writing left, for processes that are gone (a live one may be writing its own).
     static func removeTemporariesOfDeadProcesses(besides path: String) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        let name = url.lastPathComponent
-        let prefixes = ["." + name + ".", name + ".journal."]
+        let prefixes = [path, CassetteJournal.path(for: path)].map {
+            temporaryPrefix(of: URL(fileURLWithPath: $0).lastPathComponent)
+        }
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for file in files where file.hasSuffix(".tmp") {
             for prefix in prefixes where file.hasPrefix(prefix) {
@@ -126,9 +136,7 @@ public enum CassetteFile {
     static func writeAtomically(
         to path: String, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
     ) throws(CassetteError) {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+        let temporary = temporaryPath(for: path)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0 else {
             throw CassetteError(code: .notWritable, file: path, message: "cannot create \(temporary): \(lastError())")

@@ -133,7 +133,7 @@ public final class CassetteJournal {
 
     /// A new file beside the journal holding its bytes `start..<end`.
     private func newCopy(from start: Int, to end: Int) throws(CassetteError) -> PreparedDiscard {
-        let temporary = path + ".\(getpid()).tmp"
+        let temporary = CassetteFile.temporaryPath(for: path)
         let descriptor = try Self.openLocked(temporary, file: path)
         return try extend(PreparedDiscard(path: temporary, descriptor: descriptor, copiedUpTo: start), to: end)
     }

@@ -71,7 +71,7 @@ struct CassetteJournalTests {
         try ended.run()
         ended.waitUntilExit()
         let dead = ended.processIdentifier
-        let leftovers = [".cassette.json.\(dead).tmp", "cassette.json.journal.\(dead).tmp"]
+        let leftovers = [".cassette.json.\(dead).tmp", ".cassette.json.journal.\(dead).tmp"]
         let live = [".cassette.json.\(getppid()).tmp", ".other.json.\(dead).tmp", ".cassette.json.x.tmp"]
         for file in leftovers + live { try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/" + file)) }
 
