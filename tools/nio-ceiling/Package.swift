@@ -17,7 +17,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [.package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")],
     targets: [
-        .executableTarget(name: "nio-ceiling", dependencies: nio),
-        .executableTarget(name: "nio-forwarder", dependencies: nio),
+        .target(name: "BenchServer", dependencies: nio),
+        .executableTarget(name: "nio-ceiling", dependencies: nio + ["BenchServer"]),
+        .executableTarget(name: "nio-forwarder", dependencies: nio + ["BenchServer"]),
     ]
 )

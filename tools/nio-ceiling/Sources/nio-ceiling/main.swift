@@ -1,7 +1,7 @@
+import BenchServer
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 /// Answers every request with `body` as `application/json`, keep-alive, pipelining assistance on.
 final class CannedHandler: ChannelInboundHandler {
@@ -33,17 +33,4 @@ guard arguments.count == 3, let port = Int(arguments[1]) else {
 }
 let bytes = try String(contentsOfFile: arguments[2], encoding: .utf8)
 let body = ByteBuffer(string: bytes)
-let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
-let channel = try ServerBootstrap(group: group)
-    .serverChannelOption(.backlog, value: 256)
-    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-    .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: true)
-            try channel.pipeline.syncOperations.addHandler(CannedHandler(body: body))
-        }
-    }
-    .bind(host: "127.0.0.1", port: port).wait()
-print("nio-ceiling listening on 127.0.0.1:\(port)")
-try channel.closeFuture.wait()
+try serveHTTP(port: port, banner: "nio-ceiling listening on 127.0.0.1:\(port)") { CannedHandler(body: body) }

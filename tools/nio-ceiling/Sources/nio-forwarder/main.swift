@@ -1,3 +1,4 @@
+import BenchServer
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -105,17 +106,6 @@ else {
     print("usage: nio-forwarder http://HOST:PORT PORT")
     exit(2)
 }
-let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
-let channel = try ServerBootstrap(group: group)
-    .serverChannelOption(.backlog, value: 256)
-    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-    .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: true)
-            try channel.pipeline.syncOperations.addHandler(ClientSideHandler(host: host, port: upstreamPort))
-        }
-    }
-    .bind(host: "127.0.0.1", port: port).wait()
-print("nio-forwarder listening on 127.0.0.1:\(port), forwarding to \(host):\(upstreamPort)")
-try channel.closeFuture.wait()
+try serveHTTP(port: port, banner: "nio-forwarder listening on 127.0.0.1:\(port), forwarding to \(host):\(upstreamPort)") {
+    ClientSideHandler(host: host, port: upstreamPort)
+}
