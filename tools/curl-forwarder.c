@@ -22,29 +22,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "curl-body-buffer.h"
+
 static const char *upstream;
-
-struct buffer {
-    char *data;
-    size_t length;
-    size_t capacity;
-};
-
-static size_t collect(char *data, size_t size, size_t count, void *userdata) {
-    struct buffer *buffer = userdata;
-    size_t length = size * count;
-    if (buffer->length + length > buffer->capacity) {
-        size_t capacity = buffer->capacity ? buffer->capacity * 2 : 4096;
-        while (capacity < buffer->length + length) capacity *= 2;
-        char *grown = realloc(buffer->data, capacity);
-        if (!grown) return 0;
-        buffer->data = grown;
-        buffer->capacity = capacity;
-    }
-    memcpy(buffer->data + buffer->length, data, length);
-    buffer->length += length;
-    return length;
-}
 
 static int write_all(int fd, const char *data, size_t length) {
     while (length > 0) {

@@ -26,6 +26,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "curl-body-buffer.h"
+
 static const char *upstream;
 static unsigned short port;
 
@@ -46,8 +48,7 @@ struct client {
     size_t filled;
     int head;       /* the request in flight is a HEAD */
     CURL *easy;     /* the transfer in flight, or NULL */
-    char *body;
-    size_t length, capacity;
+    struct buffer body;
     char url[8192];
 };
 
@@ -59,29 +60,13 @@ struct loop {
     int idle_count;
 };
 
-static size_t collect(char *data, size_t size, size_t count, void *userdata) {
-    struct client *client = userdata;
-    size_t length = size * count;
-    if (client->length + length > client->capacity) {
-        size_t capacity = client->capacity ? client->capacity * 2 : 4096;
-        while (capacity < client->length + length) capacity *= 2;
-        char *grown = realloc(client->body, capacity);
-        if (!grown) return 0;
-        client->body = grown;
-        client->capacity = capacity;
-    }
-    memcpy(client->body + client->length, data, length);
-    client->length += length;
-    return length;
-}
-
 static void close_client(struct client *client) {
     if (client->easy) {
         curl_multi_remove_handle(client->loop->multi, client->easy);
         curl_easy_cleanup(client->easy);
     }
     close(client->watched.fd);
-    free(client->body);
+    free(client->body.data);
     free(client);
 }
 
@@ -104,12 +89,12 @@ static int start_next(struct client *client) {
     struct loop *loop = client->loop;
     CURL *easy = loop->idle_count > 0 ? loop->idle[--loop->idle_count] : curl_easy_init();
     client->easy = easy;
-    client->length = 0;
+    client->body.length = 0;
     curl_easy_setopt(easy, CURLOPT_URL, client->url);
     curl_easy_setopt(easy, CURLOPT_NOBODY, client->head ? 1L : 0L);
     curl_easy_setopt(easy, CURLOPT_HTTPGET, client->head ? 0L : 1L);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, client);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, &client->body);
     curl_easy_setopt(easy, CURLOPT_PRIVATE, client);
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
@@ -127,8 +112,8 @@ static int answer(struct client *client, CURLcode code) {
     char head[512];
     int length = snprintf(
         head, sizeof head, "HTTP/1.1 %ld OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", status,
-        type ? type : "application/octet-stream", client->length);
-    struct iovec parts[2] = {{head, (size_t)length}, {client->body, client->head ? 0 : client->length}};
+        type ? type : "application/octet-stream", client->body.length);
+    struct iovec parts[2] = {{head, (size_t)length}, {client->body.data, client->head ? 0 : client->body.length}};
     /* Small answers: the socket's buffer takes them whole; a short write closes the connection. */
     ssize_t written = writev(client->watched.fd, parts, 2);
     return written == (ssize_t)(parts[0].iov_len + parts[1].iov_len) ? 0 : -1;
