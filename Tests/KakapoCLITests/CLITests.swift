@@ -179,7 +179,15 @@ struct CLITests {
         ])
         let client = try TestClient(port: try await process.waitUntilListening())
         for index in 0..<20 { _ = try await client.send(.get, "/early/\(index)") }
-        try await Task.sleep(for: .milliseconds(1200))
+        // Until a fold has written them: usually within a second, but the saver waits ten times its last
+        // save, and under a loaded CI machine one save's fsync took long enough to push the next past 1.2 s.
+        let early = (0..<20).map { "/early/\($0)" }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while (try? CassetteFile.load(cassette))?.interactions.map(\.request.target) != early,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         // Keep recording while the process is killed; remember what was answered.
         let traffic = Task {
             var answered: [String] = []
