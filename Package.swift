@@ -175,8 +175,20 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
+        // The entry points the fuzzers drive (tools/fuzz); the tests replay each corpus through them.
+        .target(
+            name: "KakapoFuzz", dependencies: ["KakapoCassette", "KakapoHAR", "KakapoRoutesFile", "KakapoProxy"],
+            path: "tools/fuzz/KakapoFuzz"),
+        .testTarget(name: "KakapoFuzzTests", dependencies: ["KakapoFuzz"]),
         .testTarget(
             name: "KakapoCLITests",
             dependencies: ["kakapo", "kakapo-example", "kakapo-typed-client", "Kakapo", "KakapoTestSupport"]),
     ]
 )
+
+// libFuzzer's driver, built only by tools/fuzz/run (KAKAPO_FUZZ=1 with -sanitize=fuzzer): it has no main
+// of its own, so an ordinary build could not link it.
+if Context.environment["KAKAPO_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(name: "kakapo-fuzz", dependencies: ["KakapoFuzz"], path: "tools/fuzz/Driver"))
+}

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--lint" ]; then
-    swift format lint --strict --recursive Sources Tests Package.swift
+    swift format lint --strict --recursive Sources Tests tools/fuzz Package.swift
 else
-    swift format format --in-place --recursive Sources Tests Package.swift
+    swift format format --in-place --recursive Sources Tests tools/fuzz Package.swift
 fi

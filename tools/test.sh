@@ -8,7 +8,7 @@ tools/setup.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift build --build-tests 2>&1 | tee "$log"
-if grep -E "^$PWD/(Sources|Tests)/.*: warning:" "$log" >/dev/null; then
+if grep -E "^$PWD/(Sources|Tests|tools|Examples)/.*: warning:" "$log" >/dev/null; then
     echo "tools/test.sh: the build has warnings in Kakapo's own code (see above)" >&2
     exit 1
 fi

@@ -1,0 +1,38 @@
+import Foundation
+
+/// One entry point a fuzzer drives with arbitrary bytes: each parses or serves outside input the way
+/// Kakapo does for real (a cassette file, a HAR file, a routes file, a template, a resource query, raw
+/// bytes on a client connection). A run returns normally for every input; a crash, a hang or unbounded
+/// memory is the finding.
+///
+/// The same entry points serve `tools/fuzz/run` (libFuzzer, `-sanitize=fuzzer`) and the test suite,
+/// which replays every file of each corpus (`tools/fuzz/corpus/<name>/`) through them.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// A cassette file: `CassetteFile.decode`.
+    case cassette
+    /// A HAR file: `HARImport.cassette(from:file:)`.
+    case har
+    /// A routes file in JSON: `RoutesFile.load`.
+    case routesJSON = "routes-json"
+    /// A routes file in YAML: `RoutesFile.load`.
+    case routesYAML = "routes-yaml"
+    /// A response template (body and header) rendered for a request.
+    case template
+    /// The query of a list request to a Store resource (`?_page=...&title_like=...`).
+    case query
+    /// Raw bytes on a client connection to a running server.
+    case request
+
+    /// Feeds `bytes` to the entry point.
+    public func run(_ bytes: [UInt8]) {
+        switch self {
+        case .cassette: FileInputs.cassette(bytes)
+        case .har: FileInputs.har(bytes)
+        case .routesJSON: FileInputs.routes(bytes, extension: "json")
+        case .routesYAML: FileInputs.routes(bytes, extension: "yaml")
+        case .template: ServedInputs.template(bytes)
+        case .query: ServedInputs.query(bytes)
+        case .request: ServedInputs.request(bytes)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import KakapoHTTP
+import KakapoJSON
+import KakapoProxy
+import KakapoRoutesFile
+
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
+
+/// The entry points that need a server: one per process, replaying the demo cassette in front of a
+/// route with templates and a Store resource, started on a free loopback port the first time.
+enum ServedInputs {
+    /// Renders the input as a response template, in the body and in a header, for a request with a
+    /// path parameter, a query and a JSON body.
+    static func template(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let routes: JSONValue = [
+            "routes": [
+                [
+                    "method": "POST", "path": "/t/:id",
+                    "response": ["headers": ["X-Template": .string(text)], "text": .string(text)],
+                ]
+            ]
+        ]
+        let path = FileInputs.scratchFile("template.json")
+        _ = FileManager.default.createFile(atPath: path, contents: Data(JSONWriter().write(routes)))
+        guard let definition = try? RoutesFile.load(path), (try? server.pipeline.install(definition)) != nil else {
+            return
+        }
+        _ = answer(
+            HTTPRequest(
+                method: "POST", target: "/t/42?q=%E2%9C%93&n=1", headers: ["Content-Type": "application/json"],
+                body: Array(#"{"name":"Ada","tags":["a","b"],"n":1e3}"#.utf8)))
+    }
+
+    /// The input as the query of a list request to the `/todos` resource.
+    static func query(_ bytes: [UInt8]) {
+        let query = String(decoding: bytes, as: UTF8.self)
+        _ = answer(HTTPRequest(method: "GET", target: "/todos?" + query))
+    }
+
+    /// The input as everything a client sends on one connection, which it then closes for writing;
+    /// the server's answer is read to its end (or for at most two seconds).
+    static func request(_ bytes: [UInt8]) {
+        #if canImport(Glibc)
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let noSignal = Int32(MSG_NOSIGNAL)
+        #else
+            let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+            let noSignal: Int32 = 0
+        #endif
+        guard socket >= 0 else { return }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { fatalError("the server stopped accepting connections") }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        bytes.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let wrote = send(socket, raw.baseAddress! + sent, raw.count - sent, noSignal)
+                if wrote <= 0 { return }
+                sent += wrote
+            }
+        }
+        shutdown(socket, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while recv(socket, &buffer, buffer.count, 0) > 0 {}
+    }
+
+    /// The pipeline's answer to `request`, as a client on loopback gets it.
+    private static func answer(_ request: HTTPRequest) -> ProxyAnswer {
+        let done = DispatchSemaphore(value: 0)
+        let box = AnswerBox()
+        server.pipeline.handle(request, fromLoopback: true) { answer in
+            box.answer = answer
+            done.signal()
+        }
+        done.wait()
+        return box.answer!
+    }
+
+    private static let server: ProxyServer = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+        var configuration = ProxyConfiguration(
+            port: 0, mode: .none, cassettePath: root + "/cassettes/demo.json", idleTimeout: 5, requestReadTimeout: 5)
+        configuration.threads = 1
+        do {
+            let server = try ProxyServer(configuration: configuration)
+            let routes: JSONValue = [
+                "routes": [["method": "GET", "path": "/hello/:name", "response": ["json": ["hi": "{{params.name}}"]]]],
+                "resources": [
+                    [
+                        "path": "/todos",
+                        "seed": [
+                            ["id": 1, "title": "Record", "done": true, "tags": ["a"], "owner": ["name": "ada"]],
+                            ["id": 2, "title": "Replay", "done": false, "n": 12.5],
+                            ["id": "x", "title": nil],
+                        ],
+                    ]
+                ],
+            ]
+            let path = FileInputs.scratchFile("server.routes.json")
+            _ = FileManager.default.createFile(atPath: path, contents: Data(JSONWriter().write(routes)))
+            try server.pipeline.install(try RoutesFile.load(path))
+            return server
+        } catch {
+            fatalError("the fuzz server does not start: \(error)")
+        }
+    }()
+
+    /// The server's port, once it listens.
+    private static let port: Int = {
+        let done = DispatchSemaphore(value: 0)
+        let box = PortBox()
+        Task.detached {
+            box.port = try? await server.start()
+            done.signal()
+        }
+        done.wait()
+        guard let port = box.port else { fatalError("the fuzz server does not listen") }
+        return port
+    }()
+}
+
+/// Hands a value from a callback to the thread waiting on a semaphore (the semaphore orders the accesses).
+private final class AnswerBox: @unchecked Sendable {
+    var answer: ProxyAnswer?
+}
+
+/// Hands the bound port from the starting task to the waiting thread (the semaphore orders the accesses).
+private final class PortBox: @unchecked Sendable {
+    var port: Int?
+}
