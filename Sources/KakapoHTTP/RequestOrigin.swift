@@ -62,6 +62,18 @@ public enum RequestOrigin {
         return String(rest)
     }
 
+    /// The scheme, host (without brackets) and port of an origin or an absolute URL (`https://[::1]:8443/x`),
+    /// the scheme's default port when none is written; nil when it is not an http(s) URL.
+    public static func parts(of url: String) -> (scheme: String, host: String, port: Int)? {
+        guard let (written, rest) = splitScheme(url) else { return nil }
+        let scheme = written.lowercased()
+        guard scheme == "http" || scheme == "https" else { return nil }
+        let end =
+            rest.firstIndex { character in character == "/" || character == "?" || character == "#" } ?? rest.endIndex
+        guard let (host, port) = splitAuthority(rest[..<end]) else { return nil }
+        return (scheme, host, port ?? (scheme == "https" ? 443 : 80))
+    }
+
     /// `scheme` and what follows `://`; nil without `://`.
     private static func splitScheme(_ url: String) -> (String, Substring)? {
         guard let colon = url.firstIndex(of: ":") else { return nil }

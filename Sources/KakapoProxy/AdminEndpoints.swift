@@ -87,6 +87,55 @@ enum AdminEndpoints {
         return nil
     }
 
+    /// The refusal (403) for an admin request a web page could have made, checked for requests that came
+    /// through a socket; nil when it may go on. A page in a browser can send simple requests (a `text/plain`
+    /// or form POST) to loopback without asking first (CSRF), and a host name it controls can be pointed at
+    /// 127.0.0.1 (DNS rebinding). So, unless the request carries the configured admin token (which a page
+    /// cannot add without asking): its `Host` must be a loopback name or the listening address, and a
+    /// request that changes something must send JSON (a DELETE without a body needs none) and come from no
+    /// page or one of Kakapo's own origins.
+    static func browserRefusal(_ request: HTTPRequest, listening: ListeningAddress, pipeline: RequestPipeline)
+        -> ProxyAnswer?
+    {
+        if let token = pipeline.configuration.adminToken, request.headers["Authorization"] == "Bearer " + token {
+            return nil
+        }
+        let why: String
+        if let host = request.headers["Host"], !listening.acceptsHostHeader(host) {
+            why = "Host \"\(host)\" is not a loopback name or the listening address (DNS rebinding?)"
+        } else if let refused = mutationRefusal(request, listening: listening) {
+            why = refused
+        } else {
+            return nil
+        }
+        pipeline.logger.warning("refused \(request.method) \(request.path): \(why)")
+        return answer(
+            .json(
+                [
+                    "error": .string(
+                        "the admin endpoints refused this request: \(why); send the admin token (--admin-token) to be let through"
+                    )
+                ], status: 403))
+    }
+
+    /// Why a request that changes something may not have come from Kakapo's own tools: a body that is not
+    /// JSON, or a foreign `Origin`. Nil for reads and for requests that pass.
+    private static func mutationRefusal(_ request: HTTPRequest, listening: ListeningAddress) -> String? {
+        guard request.method != .get, request.method != .head, request.method != .options else { return nil }
+        if let origin = request.headers["Origin"], !listening.isOwnOrigin(origin) {
+            return "Origin \"\(origin)\" is not Kakapo's own (a web page's request?)"
+        }
+        if request.method == .delete && request.body.isEmpty { return nil }
+        let type = String((request.headers["Content-Type"] ?? "").prefix { $0 != ";" }).lowercased().filter {
+            $0 != " " && $0 != "\t"
+        }
+        guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+        else {
+            return "a \(request.method) needs a JSON body (Content-Type: application/json)"
+        }
+        return nil
+    }
+
     /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,
     /// so they are answered later. Nil for every other request.
     static func sharedStoreAnswer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline)

@@ -15,7 +15,8 @@ final class ConnectionTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
     /// Sent down the pipeline when the connection has been quiet for the idle timeout.
     struct Idle: Sendable {}
 
-    private let idleTimeout: TimeAmount
+    /// How long the connection may send nothing; a tunnel that replaces this handler keeps the limit.
+    let idleTimeout: TimeAmount
     private let requestDeadline: TimeAmount
     private var lastRead = NIODeadline.now()
     /// When the first byte of the request being read arrived; nil between requests.

@@ -9,6 +9,8 @@ struct HTTPConnectionSettings: Sendable {
     let maximumBodyBytes: Int
     let limits: NIOHTTPDecoderLimitConfiguration
     let forward: ForwardProxyConfiguration?
+    /// What all connections' buffered request bodies may hold together.
+    let bodyBudget: BodyBudget
 
     /// Adds the HTTP/1.1 server handlers at the end of the pipeline; requests read through them are
     /// addressed to `origin` (set inside a tunnel).

@@ -44,6 +44,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var bodyStream: RequestBodyStream?
     /// A streamed answer's head has gone out and its end has not.
     private var streamingAnswer = false
+    /// Bytes of the shared body budget the request being read holds (its declared length, or what has
+    /// arrived of a chunked body); handed to the request's `BodyReservation` when it is complete.
+    private var heldBodyBytes = 0
+    /// Whether `heldBodyBytes` was taken for the whole declared length at the head.
+    private var bodyPrepaid = false
 
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
@@ -82,12 +87,26 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = head
             self.body = nil
             self.rejected = false
+            releaseHeldBody()
+            if let problem = HTTPServerHandler.hostProblem(head) {
+                refuse(problem, status: 400, head: head, context: context)
+                return
+            }
             let length = head.headers.first(name: "content-length").flatMap(Int.init)
             // Sent upstream as it arrives (no size limit, no buffering), or read whole within the limit.
             bodyStream = streamedBody(for: head, length: length, context: context)
             if bodyStream == nil, let length, length > maximumBodyBytes {
                 reject(context: context, head: head)
                 return
+            }
+            if bodyStream == nil, let length, length > 0 {
+                // Taken at once, so a body that cannot fit is refused before the client sends it.
+                guard settings.bodyBudget.reserve(length) else {
+                    refuseForBudget(head: head, context: context)
+                    return
+                }
+                heldBodyBytes = length
+                bodyPrepaid = true
             }
             if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
                 // The client waits for permission before sending its body.
@@ -107,6 +126,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if (body?.readableBytes ?? 0) + part.readableBytes > maximumBodyBytes {
                 reject(context: context, head: head)
                 return
+            }
+            if !bodyPrepaid {
+                guard settings.bodyBudget.reserve(part.readableBytes) else {
+                    refuseForBudget(head: head, context: context)
+                    return
+                }
+                heldBodyBytes += part.readableBytes
             }
             if body == nil {
                 body = part
@@ -156,13 +182,45 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A client that leaves mid-upload: the upstream request is abandoned.
         bodyStream?.fail()
         bodyStream = nil
+        body = nil
+        releaseHeldBody()
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        // Taken out for a tunnel, or the channel is gone: a half-read body gives its bytes back.
+        body = nil
+        releaseHeldBody()
+    }
+
+    /// Gives back the budget held by the body being read (one that will not be answered).
+    private func releaseHeldBody() {
+        settings.bodyBudget.release(heldBodyBytes)
+        heldBodyBytes = 0
+        bodyPrepaid = false
+    }
+
+    /// Why a request head's `Host` is not acceptable, or nil: HTTP/1.1 needs exactly one (RFC 9112 3.2),
+    /// and no version may send two, which would let two readers see two hosts.
+    static func hostProblem(_ head: HTTPRequestHead) -> String? {
+        let count = head.headers[canonicalForm: "host"].count
+        if count > 1 { return "the request has \(count) Host headers; send exactly one" }
+        if count == 0 && (head.version.major > 1 || head.version.minor >= 1) {
+            return "an HTTP/1.1 request needs a Host header"
+        }
+        return nil
     }
 
     private func respond(
         to head: HTTPRequestHead, body: [UInt8], streaming bodyStream: RequestBodyStream? = nil,
         context: ChannelHandlerContext
     ) {
+        // Given back when the answer is ready, or when this request is dropped on the way.
+        let reservation = BodyReservation(heldBodyBytes, of: settings.bodyBudget)
+        heldBodyBytes = 0
+        bodyPrepaid = false
+        let listening = ListeningAddress(
+            configuredHost: pipeline.configuration.host, local: context.channel.localAddress)
         let headers = KakapoHTTP.HTTPHeaders(
             head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
         var addressed = HTTPRequest(
@@ -176,9 +234,25 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     for: head, context: context)
                 return
             }
+            if let parts = RequestOrigin.parts(of: split.origin), listening.isSelf(host: parts.host, port: parts.port) {
+                // Forwarded, it would come back from loopback as a request of Kakapo's own.
+                pipeline.logger.warning("refused \(head.method) \(head.uri): it names Kakapo's own address")
+                answerError(
+                    "a request through the proxy may not be addressed to Kakapo itself (\(split.origin))", status: 403,
+                    for: head, context: context)
+                return
+            }
             (addressed.origin, addressed.target) = (split.origin, split.target)
         }
         let request = addressed
+        if request.origin == nil, let base = pipeline.upstream?.url, base.escapesPrefix(request.target) {
+            pipeline.logger.warning(
+                "refused \(head.method) \(head.uri): its dot-segments climb out of \(base.description)")
+            answerError(
+                "the path \"\(request.path)\" climbs out of the upstream's \"\(base.pathPrefix)\" with dot-segments",
+                status: 400, for: head, context: context)
+            return
+        }
         if HTTPServerHandler.isWebSocketUpgrade(head), let destination = pipeline.tunnelDestination(for: request) {
             let tls = pipeline.configuration.upstreamTLS
             guard !destination.secure || tls != nil else {
@@ -191,12 +265,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let fromLoopback = peerIsLoopback(context)
+        let refusal =
+            RequestPipeline.isAdmin(request)
+            ? AdminEndpoints.browserRefusal(request, listening: listening, pipeline: pipeline) : nil
         let started = NIODeadline.now()
         tracker.begin()
         answering += 1
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let answered: @Sendable (ProxyAnswer) -> Void = { answer in
+            reservation.release()
             let finish: @Sendable () -> Void = {
                 let (handler, context) = bound.value
                 handler.finish(answer, for: head, request: request, started: started, context: context)
@@ -211,7 +289,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 loop.execute(finish)
             }
         }
-        if let bodyStream {
+        if let refusal {
+            answered(refusal)
+        } else if let bodyStream {
             pipeline.forward(request, streaming: bodyStream, completion: answered)
         } else {
             pipeline.handle(request, fromLoopback: fromLoopback, completion: answered)
@@ -310,10 +390,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes `{"error": message}` with `status` and closes the connection.
-    private func answerError(_ message: String, status: Int, for head: HTTPRequestHead, context: ChannelHandlerContext)
-    {
-        let answer = ProxyAnswer(response: .json(["error": .string(message)], status: status), source: .error)
+    /// Writes `{"error": message}` with `status` (and `headers`) and closes the connection.
+    private func answerError(
+        _ message: String, status: Int, headers: [(String, String)] = [], for head: HTTPRequestHead,
+        context: ChannelHandlerContext
+    ) {
+        var answer = ProxyAnswer(response: .json(["error": .string(message)], status: status), source: .error)
+        for (name, value) in headers { answer.response.headers.add(name: name, value: value) }
         var closing = head
         closing.headers.replaceOrAdd(name: "connection", value: "close")
         tracker.begin()
@@ -338,6 +421,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context: context)
             return
         }
+        let listening = ListeningAddress(
+            configuredHost: pipeline.configuration.host, local: context.channel.localAddress)
+        if listening.isSelf(host: host, port: port) {
+            refuseTunnelToSelf(head.uri, context: context)
+            return
+        }
         if forward.intercepts(host), let interception = forward.interception {
             let channel = context.channel
             do {
@@ -355,7 +444,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             return
         }
-        openBlindTunnel(to: host, port: port, timeout: forward.tunnelConnectTimeout, context: context)
+        openBlindTunnel(
+            to: host, port: port, timeout: forward.tunnelConnectTimeout, listening: listening, context: context)
+    }
+
+    /// 403 for a `CONNECT` to Kakapo's own listening address: the tunnel's requests would reach Kakapo from
+    /// loopback, as if they were its own (the admin API among them).
+    private func refuseTunnelToSelf(_ target: String, context: ChannelHandlerContext) {
+        pipeline.logger.warning("refused CONNECT \(target): it is Kakapo's own address")
+        answerConnect(
+            with: "a tunnel through the proxy may not lead to Kakapo itself (\(target))", status: .forbidden,
+            context: context)
     }
 
     /// Answers a `CONNECT` that opens no tunnel with `{"error": message}` and closes the connection. Written
@@ -382,7 +481,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Connects to `host:port`, answers 200 and from then on passes bytes both ways untouched; answers 502
     /// when the host cannot be reached.
     private func openBlindTunnel(
-        to host: String, port: Int, timeout: Double, context: ChannelHandlerContext
+        to host: String, port: Int, timeout: Double, listening: ListeningAddress, context: ChannelHandlerContext
     ) {
         tunnelling = true
         let channel = context.channel
@@ -395,6 +494,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             .whenComplete { result in
                 let (handler, context) = bound.value
                 switch result {
+                case .success(let upstream) where listening.isSelf(upstream.remoteAddress):
+                    // A name that resolved to this machine: known only once connected.
+                    upstream.close(promise: nil)
+                    handler.tunnelling = false
+                    handler.refuseTunnelToSelf("\(host):\(port)", context: context)
                 case .success(let upstream):
                     do {
                         try HTTPServerHandler.splice(channel, with: upstream) {
@@ -415,17 +519,19 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
     }
 
-    /// Joins a client's connection to an upstream connection: the HTTP handlers, the request deadline
-    /// and the idle limit go (a tunnel may stay quiet or carry one long transfer), `beforeJoining` runs
-    /// with the connection raw, and from then on bytes pass both ways untouched.
+    /// Joins a client's connection to an upstream connection: the HTTP handlers and the request deadline
+    /// go (a tunnel may carry one long transfer), the idle limit moves to the tunnel (closed when neither
+    /// side has sent anything for that long), `beforeJoining` runs with the connection raw, and from then
+    /// on bytes pass both ways untouched.
     private static func splice(
         _ channel: any Channel, with upstream: any Channel, beforeJoining: () -> Void = {}
     ) throws {
-        let (near, far) = TunnelHandler.pair()
         let operations = channel.pipeline.syncOperations
+        let timeouts = try? operations.handler(type: ConnectionTimeoutHandler.self)
+        let (near, far) = TunnelHandler.pair(idleTimeout: timeouts?.idleTimeout)
         HTTPConnectionSettings.removeHTTPHandlers(from: operations)
-        if let timeouts = try? operations.context(handlerType: ConnectionTimeoutHandler.self) {
-            operations.removeHandler(context: timeouts, promise: nil)
+        if let timeouts {
+            operations.removeHandler(timeouts, promise: nil)
         }
         beforeJoining()
         try operations.addHandler(near)
@@ -561,12 +667,35 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func reject(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        refuse(
+            "the request body is larger than the limit of \(maximumBodyBytes) bytes", status: 413, head: head,
+            context: context)
+    }
+
+    /// 503 for a body that does not fit in what all connections may buffer together; the client may try
+    /// again once others are answered.
+    private func refuseForBudget(head: HTTPRequestHead, context: ChannelHandlerContext) {
+        pipeline.logger.warning(
+            "refused \(head.method) \(head.uri): request bodies in memory would pass \(settings.bodyBudget.limit) bytes"
+        )
+        refuse(
+            "the server holds as many request bodies as it may (\(settings.bodyBudget.limit) bytes); try again shortly",
+            status: 503, headers: [("Retry-After", "1")], head: head, context: context)
+    }
+
+    /// Answers the request being read with an error and closes the connection; the rest of its body is
+    /// read and dropped.
+    private func refuse(
+        _ message: String, status: Int, headers: [(String, String)] = [], head: HTTPRequestHead,
+        context: ChannelHandlerContext
+    ) {
         rejected = true
         body = nil
+        bodyStream?.fail()
+        bodyStream = nil
         self.head = nil
-        answerError(
-            "the request body is larger than the limit of \(maximumBodyBytes) bytes", status: 413, for: head,
-            context: context)
+        releaseHeldBody()
+        answerError(message, status: status, headers: headers, for: head, context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

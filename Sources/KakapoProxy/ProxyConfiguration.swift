@@ -21,6 +21,10 @@ public struct ProxyConfiguration: Sendable {
     public var missStatus: Int
     /// The largest request body accepted, in bytes; a larger one gets 413.
     public var maximumRequestBodyBytes: Int
+    /// The most request-body bytes all connections together may hold in memory while their requests are
+    /// read and answered; a request that would go past it gets 503 with `Retry-After`. Bodies streamed
+    /// upstream as they arrive do not count.
+    public var maximumBufferedBodyBytes: Int = 256 << 20
     /// The largest header section accepted, in bytes; a larger one gets 431.
     public var maximumHeaderBytes: Int
     /// Seconds a connection may send nothing before it is closed.

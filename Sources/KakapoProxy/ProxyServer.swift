@@ -23,6 +23,7 @@ public final class ProxyServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let tracker = InFlightTracker()
     private let channel = NIOLockedValueBox<(any Channel)?>(nil)
+    private let bodyBudget: BodyBudget
 
     /// Validates the configuration and loads the cassette; binds nothing yet.
     /// Throws `ProxyError` for an inconsistent configuration and `CassetteError` for a bad cassette.
@@ -86,6 +87,14 @@ public final class ProxyServer: Sendable {
                 throw ProxyError(code: .configuration, message: error.message)
             }
         }
+        guard configuration.maximumBufferedBodyBytes > 0 else {
+            throw ProxyError(
+                code: .configuration,
+                message:
+                    "the limit on buffered request bodies must be positive, not \(configuration.maximumBufferedBodyBytes)"
+            )
+        }
+        self.bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes)
         self.configuration = configuration
         self.logger = logger
         self.pipeline = RequestPipeline(
@@ -135,12 +144,18 @@ public final class ProxyServer: Sendable {
         limits.maxHeaderListSize = configuration.maximumHeaderBytes
         let settings = HTTPConnectionSettings(
             pipeline: pipeline, tracker: tracker, maximumBodyBytes: configuration.maximumRequestBodyBytes,
-            limits: limits, forward: configuration.forwardProxy)
+            limits: limits, forward: configuration.forwardProxy, bodyBudget: bodyBudget)
         let listenerTLS = configuration.listenerTLS
         let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                // Out of descriptors, accept fails at once: wait a moment instead of retrying in a loop.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
@@ -156,7 +171,8 @@ public final class ProxyServer: Sendable {
             }
         let bound: any Channel
         do {
-            bound = try await bootstrap.bind(host: configuration.host, port: port ?? configuration.port).get()
+            let socket = try ListeningSocket.bound(host: configuration.host, port: port ?? configuration.port)
+            bound = try await bootstrap.withBoundSocket(socket).get()
         } catch {
             throw ProxyError(
                 code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")

@@ -1,0 +1,36 @@
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
+
+/// The server's listening socket, made here instead of by NIO (which leaves it inheritable) so that it is
+/// close-on-exec from its first instant: a process Kakapo starts (the runtime's `swift-backtrace` after a
+/// crash among them) must not hold the port.
+enum ListeningSocket {
+    /// A TCP socket bound to `host:port`, close-on-exec, with `SO_REUSEADDR`; NIO makes it listen.
+    static func bound(host: String, port: Int) throws -> NIOBSDSocket.Handle {
+        let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        #if canImport(Glibc)
+            let descriptor = socket(
+                address.protocol.rawValue, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+            let descriptor = socket(address.protocol.rawValue, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        #if !canImport(Glibc)
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        #endif
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let result = address.withSockAddr { pointer, size in bind(descriptor, pointer, socklen_t(size)) }
+        guard result == 0 else {
+            let code = errno
+            close(descriptor)
+            throw IOError(errnoCode: code, reason: "bind to \(address)")
+        }
+        return descriptor
+    }
+}
