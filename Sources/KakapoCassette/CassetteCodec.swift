@@ -98,8 +98,20 @@ public enum CassetteCodec {
         .array(headers.fields.map { .array([.string($0.name), .string($0.value)]) })
     }
 
+    /// The largest `offsetMs` or `durationMs` a cassette may hold: a week. Larger values (`1e300`) would
+    /// overflow where they are scheduled or written back.
+    static let largestMilliseconds = 604_800_000
+
+    /// A time in milliseconds read from a cassette, when it is from 0 to `largestMilliseconds`.
+    static func milliseconds(_ number: JSONNumber) -> Double? {
+        guard let value = Double(number.literal), value >= 0, value <= Double(largestMilliseconds) else { return nil }
+        return value
+    }
+
     static func formatMilliseconds(_ value: Double) -> String {
-        let rounded = (value * 10).rounded() / 10
+        // Times come from the clock or from `milliseconds(_:)`; clamp anyway so writing never traps.
+        guard value.isFinite else { return "0" }
+        let rounded = (min(max(value, 0), Double(largestMilliseconds)) * 10).rounded() / 10
         if rounded == rounded.rounded() { return String(Int(rounded)) }
         return String(rounded)
     }
@@ -183,9 +195,12 @@ public enum CassetteCodec {
             }
             chunks = try entries.enumerated().map { (index, entry) throws(CassetteDecodingError) in
                 let entryPath = chunksPath + [.index(index)]
-                guard let offset = entry.objectValue?["offsetMs"]?.numberValue?.doubleValue, offset >= 0 else {
+                guard let offset = entry.objectValue?["offsetMs"]?.numberValue.flatMap(milliseconds) else {
                     throw CassetteDecodingError(
-                        path: entryPath, message: "a chunk needs \"offsetMs\", a number of milliseconds from 0")
+                        path: entryPath,
+                        message:
+                            "a chunk needs \"offsetMs\", a number of milliseconds from 0 to \(largestMilliseconds) (a week)"
+                    )
                 }
                 return ResponseChunk(offsetMilliseconds: offset, bytes: try BodyCoding.decode(entry, path: entryPath))
             }
@@ -196,11 +211,13 @@ public enum CassetteCodec {
         if let value = object["recordedAt"] { recordedAt = try string(value, at: path + [.key("recordedAt")]) }
         var duration = 0.0
         if let value = object["durationMs"] {
-            guard let number = value.numberValue else {
+            guard let milliseconds = value.numberValue.flatMap(milliseconds) else {
                 throw CassetteDecodingError(
-                    path: path + [.key("durationMs")], message: "\"durationMs\" must be a number")
+                    path: path + [.key("durationMs")],
+                    message: "\"durationMs\" must be a number of milliseconds from 0 to \(largestMilliseconds) (a week)"
+                )
             }
-            duration = number.doubleValue
+            duration = milliseconds
         }
         return Interaction(
             request: HTTPRequest(

@@ -1,4 +1,5 @@
-/// A JSON number kept as the text it was written with (`1.0` stays `1.0`, `1e3` stays `1e3`).
+/// A JSON number kept as the text it was written with (`1.0` stays `1.0`, `1e3` stays `1e3`). `==` and
+/// hashing compare the text (so output is what was read); `isEquivalent(to:)` compares values.
 public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// The number exactly as written in JSON.
     public let literal: String
@@ -26,8 +27,12 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// The value as a double (approximate for very long literals).
     public var doubleValue: Double { Double(literal) ?? 0 }
 
-    /// True when both literals denote the same number.
+    /// True when both literals denote the same number exactly, compared by their decimal digits (not as
+    /// doubles, which would make `7e999` equal `1e400` and every long integer equal its neighbours):
+    /// `1.0`, `1`, `1e0` and `10e-1` are one number, as are `-0` and `0`.
     public func isEquivalent(to other: JSONNumber) -> Bool {
-        literal == other.literal || doubleValue == other.doubleValue
+        if literal == other.literal { return true }
+        guard let value = JSONDecimal(literal), let otherValue = JSONDecimal(other.literal) else { return false }
+        return value == otherValue
     }
 }

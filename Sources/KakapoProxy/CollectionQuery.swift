@@ -2,10 +2,12 @@ import Foundation
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
+import KakapoStubs
 
 /// The list query json-server's users know, applied to the entities of a resource:
 /// `?field=value` (repeat for any of several values; `a.b=value` for nested fields), `field_ne`,
-/// `field_gte`, `field_lte`, `field_like` (a regular expression, any case), `_sort=a,b` with
+/// `field_gte`, `field_lte`, `field_like` (a regular expression, any case, run by `LinearRegex` so a
+/// client's pattern cannot stall the event loop), `_sort=a,b` with
 /// `_order=asc,desc`, and `_page`/`_limit` with `X-Total-Count` and a `Link` header.
 struct CollectionQuery {
     private enum Filter {
@@ -13,7 +15,7 @@ struct CollectionQuery {
         case notEquals(String, String)
         case atLeast(String, String)
         case atMost(String, String)
-        case like(String, NSRegularExpression)
+        case like(String, LinearRegex)
     }
 
     private var filters: [Filter] = []
@@ -33,16 +35,20 @@ struct CollectionQuery {
             switch item.name {
             case "_sort": sortFields += value.split(separator: ",").map(String.init)
             case "_order": orders += value.split(separator: ",").map { $0.lowercased() }
-            case "_page": page = try CollectionQuery.positive(value, "_page")
-            case "_limit": limit = try CollectionQuery.positive(value, "_limit", allowZero: true)
+            case "_page": page = try CollectionQuery.whole(value, "_page", in: 1...CollectionQuery.largestPage)
+            case "_limit": limit = try CollectionQuery.whole(value, "_limit", in: 0...CollectionQuery.largestPage)
             case let name where name.hasSuffix("_ne"): filters.append(.notEquals(String(name.dropLast(3)), value))
             case let name where name.hasSuffix("_gte"): filters.append(.atLeast(String(name.dropLast(4)), value))
             case let name where name.hasSuffix("_lte"): filters.append(.atMost(String(name.dropLast(4)), value))
             case let name where name.hasSuffix("_like"):
-                guard let regex = try? NSRegularExpression(pattern: value, options: .caseInsensitive) else {
-                    throw HTTPError(status: 400, message: "\(name) must be a regular expression, not \"\(value)\"")
+                // The pattern comes from the client: it runs on the linear-time engine, never a backtracking one.
+                do {
+                    filters.append(.like(String(name.dropLast(5)), try LinearRegex(value, caseInsensitive: true)))
+                } catch {
+                    throw HTTPError(
+                        status: 400,
+                        message: "\(name) must be a regular expression (\(error.message)), not \"\(value)\"")
                 }
-                filters.append(.like(String(name.dropLast(5)), regex))
             case let name where name.hasPrefix("_"):
                 continue
             case let name:
@@ -112,7 +118,7 @@ struct CollectionQuery {
                 return CollectionQuery.compare(found, CollectionQuery.parse(value)) <= 0
             case .like(let field, let regex):
                 guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
-                return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+                return regex.matches(text)
             }
         }
     }
@@ -120,7 +126,9 @@ struct CollectionQuery {
     /// `<...?_page=1&_limit=10>; rel="first", ...`, keeping the other query parameters.
     private func links(current: Int, last: Int, perPage: Int, request: HTTPRequest) -> String {
         let (host, path) = RouterRegistry.hostAndPath(request)
-        let base = (host.map { "http://" + $0 } ?? "") + path
+        // The Host comes from the client: only a well-formed authority goes into the header, else the
+        // links are relative.
+        let base = (host.flatMap { CollectionQuery.isAuthority($0) ? "http://" + $0 : nil } ?? "") + path
         let others = items.filter { $0.name != "_page" && $0.name != "_limit" }.map {
             $0.name.percentEncodedForQuery() + "=" + ($0.value ?? "").percentEncodedForQuery()
         }
@@ -133,6 +141,47 @@ struct CollectionQuery {
         if current < last { parts.append(link(current + 1, "next")) }
         parts.append(link(last, "last"))
         return parts.joined(separator: ", ")
+    }
+
+    /// True for `host[:port]` as RFC 3986 writes it: a reg-name of unreserved characters, an IPv4 address
+    /// or a bracketed IPv6 literal, and an optional port of digits. Nothing else may reach a `Link` header.
+    static func isAuthority(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= 261 else { return false }
+        var hostEnd = bytes.count
+        var rest = bytes[...]
+        if bytes[0] == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return false }
+            let literal = bytes[1..<close]
+            guard
+                literal.allSatisfy({
+                    isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+                })
+            else { return false }
+            hostEnd = close + 1
+            rest = bytes[hostEnd...]
+            guard rest.isEmpty || rest.first == UInt8(ascii: ":") else { return false }
+        } else {
+            if let colon = bytes.firstIndex(of: UInt8(ascii: ":")) { hostEnd = colon }
+            let name = bytes[..<hostEnd]
+            guard !name.isEmpty,
+                name.allSatisfy({
+                    isHexDigit($0) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "z"))
+                        || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
+                        || $0 == UInt8(ascii: "~")
+                })
+            else { return false }
+            rest = bytes[hostEnd...]
+        }
+        guard !rest.isEmpty else { return true }
+        let port = rest.dropFirst()  // what follows the colon
+        return !port.isEmpty && port.count <= 5
+            && port.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 
     /// The value at a dotted path (`author.name`, `tags.0`).
@@ -170,9 +219,15 @@ struct CollectionQuery {
         }
     }
 
-    private static func positive(_ text: String, _ name: String, allowZero: Bool = false) throws(HTTPError) -> Int {
-        guard let value = Int(text), value > 0 || (allowZero && value == 0) else {
-            throw HTTPError(status: 400, message: "\(name) must be a positive whole number, not \"\(text)\"")
+    /// The largest `_page` and `_limit`: their product (the first entity of a page) stays far from overflow.
+    static let largestPage = 1_000_000_000
+
+    private static func whole(_ text: String, _ name: String, in range: ClosedRange<Int>) throws(HTTPError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw HTTPError(
+                status: 400,
+                message:
+                    "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return value
     }

@@ -3,13 +3,22 @@ import KakapoStubs
 import Yams
 
 /// A YAML document turned into a `JSONValue`, remembering where each value started so errors found
-/// later can name a line and column. Anchors and aliases are refused (a routes file has no need of them).
+/// later can name a line and column. Anchors and aliases are refused before the text is composed (a
+/// routes file has no need of them, and they are how a small file expands to gigabytes).
 struct YAMLDocument {
     let root: JSONValue
     private let marks: [[JSONPathComponent]: (line: Int, column: Int)]
 
     /// Parses `text`; throws a `RoutesError` with the line and column of a syntax error.
     init(_ text: String, file: String) throws(RoutesError) {
+        if let found = YAMLAnchorScan.first(in: text) {
+            throw RoutesError(
+                path: [],
+                message: found.isAlias
+                    ? "YAML aliases (*\(found.name)) are not supported in a routes file"
+                    : "YAML anchors (&\(found.name)) are not supported in a routes file; write the value out",
+                file: file, line: found.line, column: found.column)
+        }
         let node: Node?
         do {
             node = try Yams.compose(yaml: text)

@@ -53,8 +53,9 @@ struct DefinitionNode {
         return flag
     }
 
+    /// A finite number (a literal too large for a double, such as `1e400`, is refused).
     func number() throws(RoutesError) -> Double {
-        guard case .number(let number) = value, let double = Double(number.literal) else {
+        guard case .number(let number) = value, let double = Double(number.literal), double.isFinite else {
             throw error("expected a number, found \(value.kindDescription)")
         }
         return double

@@ -51,19 +51,29 @@ public enum Latency: Hashable, Sendable {
         }
     }
 
-    /// Reads `"250ms"`, `"1.5s"`, `"2m"`, or a number of milliseconds.
+    /// The longest delay a route may ask for.
+    static let longest = Duration.seconds(3_600)
+
+    /// Reads `"250ms"`, `"1.5s"`, `"2m"`, or a number of milliseconds, from zero to one hour. The amount is
+    /// range-checked before any arithmetic, so no spelling (`1e300`, `1e400`, `nan`) can overflow.
     static func duration(_ node: DefinitionNode) throws(RoutesError) -> Duration {
-        let problem = "expected a duration such as \"250ms\", \"1.5s\" or \"2m\""
-        if case .number(let number) = node.value, let milliseconds = Double(number.literal), milliseconds >= 0 {
-            return .microseconds(Int64(milliseconds * 1000))
+        let problem = "expected a duration from 0 to 1 hour, such as \"250ms\", \"1.5s\", \"2m\" or 250 (milliseconds)"
+        let maximum = Double(longest / .milliseconds(1))
+        func microseconds(_ amount: Double, scale: Double) throws(RoutesError) -> Duration {
+            guard amount.isFinite, amount >= 0, amount <= maximum / scale else { throw node.error(problem) }
+            return .microseconds(Int64((amount * scale * 1000).rounded()))
+        }
+        if case .number(let number) = node.value {
+            guard let milliseconds = Double(number.literal) else { throw node.error(problem) }
+            return try microseconds(milliseconds, scale: 1)
         }
         guard case .string(let text) = node.value else { throw node.error(problem) }
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
         for (unit, scale) in units where text.hasSuffix(unit) {
-            guard let amount = Double(text.dropLast(unit.count).trimmingCharacters(in: .whitespaces)),
-                amount >= 0, amount * scale <= 3_600_000
-            else { throw node.error(problem + " (at most one hour)") }
-            return .microseconds(Int64((amount * scale * 1000).rounded()))
+            guard let amount = Double(text.dropLast(unit.count).trimmingCharacters(in: .whitespaces)) else {
+                throw node.error(problem)
+            }
+            return try microseconds(amount, scale: scale)
         }
         throw node.error(problem)
     }

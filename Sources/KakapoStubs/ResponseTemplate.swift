@@ -25,8 +25,17 @@ struct ResponseTemplate: Sendable {
         status = try object["status"]?.integer(in: 100...599, "an integer from 100 to 599") ?? 200
         var headers: [(String, Template)] = []
         for (name, value) in try object["headers"]?.entries() ?? [] {
+            guard ResponseTemplate.isHeaderName(name) else {
+                throw value.error("\"\(name)\" is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+            }
             let values = (try? value.array()) ?? [value]
-            for value in values { headers.append((name, try ResponseTemplate.template(value.scalarText(), at: value))) }
+            for value in values {
+                let template = try ResponseTemplate.template(value.scalarText(), at: value)
+                guard ResponseTemplate.isHeaderValue(template.literalText) else {
+                    throw value.error("a header value cannot hold a line break (CR, LF) or NUL")
+                }
+                headers.append((name, template))
+            }
         }
         let bodyKeys = ["json", "text", "base64", "file"].filter(object.has)
         if bodyKeys.count > 1 {
@@ -77,12 +86,15 @@ struct ResponseTemplate: Sendable {
         }
     }
 
-    /// The answer to one request.
-    func render(_ context: TemplateContext) -> HTTPResponse {
+    /// The answer to one request. A header whose rendered value would hold CR, LF or NUL (a tag fed from
+    /// the request, such as `{{query.x}}`) throws: such a value would split the header section.
+    func render(_ context: TemplateContext) throws(HeaderValueError) -> HTTPResponse {
         if let constant { return constant }
         var fields = HTTPHeaders()
         for (name, value) in headers {
-            fields.add(name: name, value: value.constantText ?? value.render(context))
+            let text = value.constantText ?? value.render(context)
+            guard ResponseTemplate.isHeaderValue(text) else { throw HeaderValueError(name: name) }
+            fields.add(name: name, value: text)
         }
         var bytes: [UInt8] = []
         switch body {
@@ -116,6 +128,20 @@ struct ResponseTemplate: Sendable {
         }
     }
 
+    /// True for an RFC 9110 token: what a header name is made of.
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+    }
+
+    /// False when the text holds CR, LF or NUL, which no header value may.
+    static func isHeaderValue(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
+
     static func contentType(forFile name: String) -> String {
         switch URL(fileURLWithPath: name).pathExtension.lowercased() {
         case "json": return "application/json"
@@ -132,6 +158,15 @@ struct ResponseTemplate: Sendable {
         case "pdf": return "application/pdf"
         default: return "application/octet-stream"
         }
+    }
+}
+
+/// A rendered header value that holds CR, LF or NUL.
+struct HeaderValueError: Error {
+    let name: String
+    var message: String {
+        "the header \(name) of the route's response rendered to a value with a line break (CR, LF) or NUL, "
+            + "which would split the header section; the request fed it through a template"
     }
 }
 

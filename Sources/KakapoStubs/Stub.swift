@@ -110,7 +110,16 @@ public final class Stub: Sendable {
             let call = calls.wrappingAdd(1, ordering: .relaxed).oldValue
             index = cycle ? call % responses.count : min(call, responses.count - 1)
         }
-        return StubAnswer(route: id, response: responses[index].render(context), fault: nil, delay: delay)
+        do {
+            return StubAnswer(route: id, response: try responses[index].render(context), fault: nil, delay: delay)
+        } catch {
+            let body: JSONValue = ["error": .string(error.message), "route": .string(id)]
+            return StubAnswer(
+                route: id,
+                response: HTTPResponse(
+                    status: 500, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
+                fault: nil, delay: delay, problem: error.message)
+        }
     }
 
     /// Whether the route is specific to a host or a prefix (it then goes before routes for any host).
@@ -126,4 +135,15 @@ public struct StubAnswer: Sendable {
     public let fault: Fault.Kind?
     /// How long to wait before answering or failing.
     public let delay: Duration
+    /// What went wrong when the route answers 500 because it could not render its response (a header
+    /// value fed CR or LF by the request), for the server to log; nil otherwise.
+    public let problem: String?
+
+    init(route: String, response: HTTPResponse?, fault: Fault.Kind?, delay: Duration, problem: String? = nil) {
+        self.route = route
+        self.response = response
+        self.fault = fault
+        self.delay = delay
+        self.problem = problem
+    }
 }

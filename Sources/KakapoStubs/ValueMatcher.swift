@@ -1,11 +1,11 @@
-import Foundation
 import KakapoJSON
 
 /// How a `when` condition judges one value: equal to a value, matching a regular expression (the whole
-/// value), or present / absent.
+/// value), or present / absent. Patterns run on `LinearRegex`: they are matched against request data on
+/// the event loop, so matching must take time linear in the value, whatever the pattern.
 enum ValueMatcher: Sendable {
     case equals(JSONValue)
-    case matches(NSRegularExpression)
+    case matches(LinearRegex)
     case present(Bool)
 
     /// Reads `"value"`, `{"matches": "regex"}` or `{"present": true}`.
@@ -23,9 +23,9 @@ enum ValueMatcher: Sendable {
         }
         let pattern = try object["matches"]!.string()
         do {
-            self = .matches(try NSRegularExpression(pattern: "^(?:" + pattern + ")$"))
+            self = .matches(try LinearRegex(pattern, wholeValue: true))
         } catch {
-            throw object["matches"]!.error("not a valid regular expression: \(pattern)")
+            throw object["matches"]!.error("not a valid regular expression: \(pattern) (\(error.message))")
         }
     }
 
@@ -43,7 +43,7 @@ enum ValueMatcher: Sendable {
             }
         case .matches(let regex):
             guard let text else { return false }
-            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            return regex.matches(text)
         }
     }
 

@@ -43,8 +43,17 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Seconds within which a request must be fully received once it started (slow clients are closed).")
     var requestReadTimeout: Double = 30
 
-    @Option(help: "Require `Authorization: Bearer TOKEN` on /__kakapo/* (which then answers from any address).")
+    @Option(
+        help: ArgumentHelp(
+            "Require `Authorization: Bearer TOKEN` on /__kakapo/* (which then answers from any address); at least 8 characters. Other users can see it in `ps`: prefer --admin-token-file or the KAKAPO_ADMIN_TOKEN environment variable.",
+            valueName: "token"))
     var adminToken: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Read the admin token (see --admin-token) from the first line of this file, trimmed; at least 8 characters.",
+            valueName: "file"))
+    var adminTokenFile: String?
 
     @Option(
         name: .customLong("routes"),
@@ -84,13 +93,18 @@ struct CommonOptions: ParsableArguments {
         guard (100...999).contains(missStatus) else {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
-        guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
-        guard maxHeaderSize >= 1024 else { throw ValidationError("--max-header-size must be at least 1024") }
-        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
-        guard requestReadTimeout > 0 else { throw ValidationError("--request-read-timeout must be positive") }
-        if let adminToken, adminToken.count < 8 {
-            throw ValidationError("--admin-token must be at least 8 characters")
+        guard (1...CommonOptions.largestBodySize).contains(maxBodySize) else {
+            throw ValidationError(
+                "--max-body-size must be from 1 to \(CommonOptions.largestBodySize) bytes (1 TiB), not \(maxBodySize)")
         }
+        guard (1024...CommonOptions.largestHeaderSize).contains(maxHeaderSize) else {
+            throw ValidationError(
+                "--max-header-size must be from 1024 to \(CommonOptions.largestHeaderSize) bytes (64 MiB), not \(maxHeaderSize)"
+            )
+        }
+        try checkSeconds(idleTimeout, flag: "--idle-timeout", upTo: CommonOptions.largestTimeout)
+        try checkSeconds(requestReadTimeout, flag: "--request-read-timeout", upTo: CommonOptions.largestTimeout)
+        _ = try adminTokenValue()
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
         if let store {
             do {
@@ -100,14 +114,56 @@ struct CommonOptions: ParsableArguments {
             }
         }
         if let maxAge, CommonOptions.seconds(maxAge) == nil {
-            throw ValidationError("--max-age takes an age such as 30d, 12h, 90m or 45s, not \"\(maxAge)\"")
+            throw ValidationError(
+                "--max-age takes an age such as 30d, 12h, 90m or 45s, at most 36500d (a hundred years), not \"\(maxAge)\""
+            )
         }
     }
 
-    /// Seconds in an age such as `30d`, `12h`, `90m`, `45s` or `2w`; nil when it is not one.
+    /// The largest `--max-body-size`: 1 TiB (sums of body sizes stay far from overflow).
+    static let largestBodySize = 1 << 40
+    /// The largest `--max-header-size`: 64 MiB.
+    static let largestHeaderSize = 64 << 20
+    /// The longest `--idle-timeout`, `--request-read-timeout` and `--timeout`: a day, in seconds.
+    static let largestTimeout = 86_400.0
+    /// The longest `--max-age`: a hundred years, in seconds.
+    static let largestAge = 36_500 * 86_400.0
+
+    /// The admin token from `--admin-token`, `--admin-token-file` (its first line, trimmed) or, when
+    /// neither is given, the `KAKAPO_ADMIN_TOKEN` environment variable; nil when none is set.
+    func adminTokenValue(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        let token: String?
+        let source: String
+        switch (adminToken, adminTokenFile) {
+        case (_?, _?):
+            throw ValidationError("--admin-token and --admin-token-file cannot be given together; choose one")
+        case (let value?, nil):
+            (token, source) = (value, "--admin-token")
+        case (nil, let file?):
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ValidationError("--admin-token-file: cannot read \(file)")
+            }
+            let firstLine = String(decoding: data, as: UTF8.self).split(
+                separator: "\n", maxSplits: 1, omittingEmptySubsequences: false
+            ).first.map(String.init)
+            (token, source) = (firstLine?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "", "--admin-token-file")
+        case (nil, nil):
+            guard let value = environment["KAKAPO_ADMIN_TOKEN"], !value.isEmpty else { return nil }
+            (token, source) = (value, "KAKAPO_ADMIN_TOKEN")
+        }
+        guard let token, token.count >= 8 else {
+            throw ValidationError("the admin token (\(source)) must be at least 8 characters")
+        }
+        return token
+    }
+
+    /// Seconds in an age such as `30d`, `12h`, `90m`, `45s` or `2w`, up to a hundred years; nil when it
+    /// is not one.
     static func seconds(_ age: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
-        guard let unit = age.last, let size = units[unit], let amount = Double(age.dropLast()), amount > 0 else {
+        guard let unit = age.last, let size = units[unit], let amount = Double(age.dropLast()), amount > 0,
+            amount <= largestAge / size
+        else {
             return nil
         }
         return amount * size
@@ -127,10 +183,29 @@ struct CommonOptions: ParsableArguments {
             host: host, port: port, mode: mode, cassettePath: cassette, upstream: upstream, redactor: redactor,
             matching: matching, repeatPolicy: noRepeat ? .miss : .repeatLast, missStatus: missStatus,
             maximumRequestBodyBytes: maxBodySize, maximumHeaderBytes: maxHeaderSize, idleTimeout: idleTimeout,
-            requestReadTimeout: requestReadTimeout, adminToken: adminToken,
+            requestReadTimeout: requestReadTimeout, adminToken: resolvedAdminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
         configuration.streamTiming = streamTiming
         return configuration
+    }
+}
+
+extension CommonOptions {
+    /// The admin token `validate()` accepted. Should the file become unreadable in between, the admin API
+    /// stays locked behind a random token rather than open.
+    fileprivate var resolvedAdminToken: String? {
+        do {
+            return try adminTokenValue()
+        } catch {
+            return UUID().uuidString
+        }
+    }
+}
+
+/// Checks a number of seconds from a flag: more than zero and at most `limit`, before any arithmetic.
+func checkSeconds(_ value: Double, flag: String, upTo limit: Double) throws {
+    guard value > 0, value <= limit else {
+        throw ValidationError("\(flag) must be more than 0 and at most \(Int(limit)) seconds, not \(value)")
     }
 }
 
@@ -156,12 +231,15 @@ struct UpstreamOptions: ParsableArguments {
             valueName: "file"))
     var upstreamCA: String?
 
+    /// The longest `--connect-timeout`: an hour, in seconds.
+    static let largestConnectTimeout = 3_600.0
+
     func validate() throws {
         if let upstreamCA, !FileManager.default.isReadableFile(atPath: upstreamCA) {
             throw ValidationError("--upstream-ca: cannot read \(upstreamCA)")
         }
-        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        try checkSeconds(connectTimeout, flag: "--connect-timeout", upTo: UpstreamOptions.largestConnectTimeout)
+        try checkSeconds(timeout, flag: "--timeout", upTo: CommonOptions.largestTimeout)
         guard (1...1024).contains(upstreamConcurrency) else {
             throw ValidationError("--upstream-concurrency must be from 1 to 1024, not \(upstreamConcurrency)")
         }
