@@ -150,10 +150,10 @@ public final class ProxyServer: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
+            .serverChannelInitializer { [logger] channel in
                 // Out of descriptors, accept fails at once: wait a moment instead of retrying in a loop.
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(logger: logger))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
