@@ -1,8 +1,9 @@
 import KakapoHTTP
 import KakapoJSON
 
-/// Finds credentials that slipped into a cassette: values of credential headers, cookies and query
-/// parameters that are not the redaction placeholder, and `Bearer` tokens anywhere in headers or text.
+/// Finds credentials that slipped into a cassette, by the redactor's own rules: whatever `Redactor`
+/// would change (a credential header, query parameter, form or JSON field, a JWT or bearer token
+/// anywhere) is a finding, so `lint`, `redact` and recording never disagree.
 public struct CredentialScanner: Sendable {
     /// One credential found, with the JSON path to it in the file.
     public struct Finding: Sendable {
@@ -18,30 +19,32 @@ public struct CredentialScanner: Sendable {
         var findings: [Finding] = []
         for (position, interaction) in cassette.interactions.enumerated() {
             let base: [JSONPathComponent] = [.key("interactions"), .index(position)]
-            for (side, headers) in [
-                ("request", interaction.request.headers), ("response", interaction.response.headers),
+            let (clean, names) = redactor.redact(interaction)
+            guard !names.isEmpty else { continue }
+            for (side, headers, redacted) in [
+                ("request", interaction.request.headers, clean.request.headers),
+                ("response", interaction.response.headers, clean.response.headers),
             ] {
-                for (index, field) in headers.fields.enumerated() {
+                for (index, (field, after)) in zip(headers.fields, redacted.fields).enumerated()
+                where field.value != after.value {
                     let path = base + [.key(side), .key("headers"), .index(index)]
-                    if redactor.isSecretHeader(field.name),
-                        redactor.redact(headers: HTTPHeaders([field])).fields[0].value != field.value
-                    {
-                        findings.append(Finding(path: path, message: "credential in \(side) header \(field.name)"))
-                    } else if Self.hasBearerToken(field.value) {
-                        findings.append(Finding(path: path, message: "bearer token in \(side) header \(field.name)"))
-                    }
+                    let what =
+                        !redactor.isSecretHeader(field.name) && Self.hasBearerToken(field.value)
+                        ? "bearer token" : "credential"
+                    findings.append(Finding(path: path, message: "\(what) in \(side) header \(field.name)"))
                 }
             }
-            if redactor.redact(target: interaction.request.target) != interaction.request.target {
+            if clean.request.target != interaction.request.target {
                 findings.append(
                     Finding(path: base + [.key("request"), .key("url")], message: "credential in a query parameter"))
             }
-            for (side, body) in [("request", interaction.request.body), ("response", interaction.response.body)] {
-                let text = String(decoding: body.prefix(1 << 20), as: UTF8.self)
-                if Self.hasBearerToken(text) {
-                    findings.append(
-                        Finding(path: base + [.key(side), .key("body")], message: "bearer token in the \(side) body"))
-                }
+            for (side, body, redacted) in [
+                ("request", interaction.request.body, clean.request.body),
+                ("response", interaction.response.body, clean.response.body),
+            ] where body != redacted {
+                let what = Self.hasBearerToken(String(decoding: body.prefix(1 << 20), as: UTF8.self))
+                let message = what ? "bearer token in the \(side) body" : "credential in the \(side) body"
+                findings.append(Finding(path: base + [.key(side), .key("body")], message: message))
             }
         }
         return findings

@@ -1,10 +1,23 @@
 import KakapoHTTP
 import KakapoJSON
 
-/// Replaces the values of credentials with a placeholder before an interaction is written (design 5.5):
-/// credential headers, cookie values (names and attributes stay), API-key style query parameters and
-/// form fields, JSON body fields named by pointer, and any of those values echoed elsewhere in the same
-/// interaction (a response body that repeats the token, a header that reflects it).
+/// Replaces the values of credentials with a placeholder before an interaction is written (design 5.5,
+/// issue 25), and before a request reaches the journal or a log:
+/// - by the shape of names (`CredentialNames`): headers, query parameters, form fields and JSON members
+///   at any depth, of requests and responses; cookie values (names and attributes stay);
+/// - by the shape of values (`CredentialValues`): JWTs, AWS key ids, bearer and basic credentials,
+///   credential parameters of URLs, wherever they appear in headers, query values and text bodies;
+/// - the names and JSON pointers the user adds, less the names the user keeps (`--no-redact`);
+/// - every value a request carried as a secret, echoed anywhere else in the interaction (a response
+///   body that repeats the password of a form, a header that reflects the token).
+///
+/// In allowlist mode (`--redact-all-except`) every header, query parameter, form field and JSON member
+/// not listed is redacted, except the headers that frame a message (`Content-Type`, `Content-Length`,
+/// `Content-Encoding`, `Transfer-Encoding`, `Host`), without which nothing replays.
+///
+/// A redacted request value that is a whole field (a query value, a form field, a JSON string) becomes
+/// the placeholder itself, so matching ignores it on replay; inside response text only the secret is
+/// replaced (`Bearer [REDACTED]`, a URL keeps its path).
 public struct Redactor: Hashable, Sendable {
     /// What replaces a secret value.
     public static let placeholder = "[REDACTED]"
@@ -24,6 +37,17 @@ public struct Redactor: Hashable, Sendable {
     public var queryParameters: Set<String>
     /// JSON body fields whose values are redacted, in requests and responses.
     public var jsonPointers: [JSONPointer]
+    /// Whether names and values are also recognized by their shape (on by default).
+    public var byShape: Bool
+    /// Lowercased names (headers, query parameters, form and JSON fields) written as they are.
+    public var kept: Set<String>
+    /// Lowercased names that are the only ones kept, in allowlist mode; nil otherwise.
+    public var allowlist: Set<String>?
+
+    /// Headers kept in allowlist mode: a message cannot be read or replayed without them.
+    public static let framingHeaders: Set<String> = [
+        "content-type", "content-length", "content-encoding", "transfer-encoding", "host",
+    ]
 
     public init(
         headers: Set<String> = Redactor.defaultHeaders, queryParameters: Set<String> = Redactor.defaultQueryParameters,
@@ -32,10 +56,17 @@ public struct Redactor: Hashable, Sendable {
         self.headers = Set(headers.map { $0.lowercased() })
         self.queryParameters = Set(queryParameters.map { $0.lowercased() })
         self.jsonPointers = jsonPointers
+        self.byShape = true
+        self.kept = []
+        self.allowlist = nil
     }
 
     /// A redactor that keeps everything (the user asked for credentials in the file).
-    public static let disabled = Redactor(headers: [], queryParameters: [])
+    public static let disabled: Redactor = {
+        var redactor = Redactor(headers: [], queryParameters: [])
+        redactor.byShape = false
+        return redactor
+    }()
 
     /// Adds names to redact and removes names to keep.
     public func adding(
@@ -50,15 +81,50 @@ public struct Redactor: Hashable, Sendable {
         for name in kept.map({ $0.lowercased() }) {
             copy.headers.remove(name)
             copy.queryParameters.remove(name)
+            copy.kept.insert(name)
         }
         return copy
     }
 
-    public func isSecretHeader(_ name: String) -> Bool { headers.contains(name.lowercased()) }
-    public func isSecretQueryParameter(_ name: String) -> Bool { queryParameters.contains(name.lowercased()) }
+    /// Allowlist mode: every header, query parameter, form and JSON field not in `names` is redacted
+    /// (names compared without regard to case), the framing headers aside.
+    public func allowingOnly(_ names: [String]) -> Redactor {
+        var copy = self
+        copy.allowlist = Set(names.map { $0.lowercased() })
+        return copy
+    }
+
+    public func isSecretHeader(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        if kept.contains(lowered) { return false }
+        if let allowlist { return !allowlist.contains(lowered) && !Self.framingHeaders.contains(lowered) }
+        return headers.contains(lowered) || (byShape && CredentialNames.isCredential(name, in: .header))
+    }
+
+    /// Whether a query parameter's (or form field's) value is a secret, by its name.
+    public func isSecretQueryParameter(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        if kept.contains(lowered) { return false }
+        if let allowlist { return !allowlist.contains(lowered) }
+        return queryParameters.contains(lowered) || (byShape && CredentialNames.isCredential(name, in: .query))
+    }
+
+    /// Whether a JSON member's value is a secret, by the member's name.
+    public func isSecretField(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        if kept.contains(lowered) { return false }
+        if let allowlist { return !allowlist.contains(lowered) }
+        return byShape && CredentialNames.isCredential(name, in: .json)
+    }
+
+    /// Whether a named value is written as it is, whatever its shape (the user kept or allowed it).
+    private func isKept(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return kept.contains(lowered) || allowlist?.contains(lowered) == true
+    }
 
     /// The interaction with every secret value replaced, and what was redacted (one name per value:
-    /// `Authorization`, `api_key`, `/password`, `echoed secret`).
+    /// `Authorization`, `api_key`, `password`, `JWT`, `echoed secret`).
     public func redact(_ interaction: Interaction) -> (interaction: Interaction, redacted: [String]) {
         var redacted: [String] = []
         var copy = interaction
@@ -68,9 +134,20 @@ public struct Redactor: Hashable, Sendable {
         copy.response.headers = redact(headers: interaction.response.headers, noting: &redacted)
         copy.request.target = redact(target: interaction.request.target, noting: &redacted)
         copy.request.body = redact(
-            body: interaction.request.body, headers: interaction.request.headers, noting: &redacted)
-        copy.response.body = redact(
-            body: interaction.response.body, headers: interaction.response.headers, noting: &redacted)
+            body: interaction.request.body, headers: interaction.request.headers, side: .request, noting: &redacted)
+        if let chunks = interaction.chunks {
+            // A stream: each chunk as text, so the body stays the chunks joined.
+            copy.chunks = chunks.map { chunk in
+                ResponseChunk(
+                    offsetMilliseconds: chunk.offsetMilliseconds,
+                    bytes: redactText(chunk.bytes, headers: interaction.response.headers, noting: &redacted))
+            }
+            copy.response.body = copy.chunks?.joinedBytes ?? []
+        } else {
+            copy.response.body = redact(
+                body: interaction.response.body, headers: interaction.response.headers, side: .response,
+                noting: &redacted)
+        }
 
         // Echoes: the same values anywhere else in the interaction.
         if !secrets.isEmpty {
@@ -82,9 +159,6 @@ public struct Redactor: Hashable, Sendable {
             copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
                 Self.replace(secrets, in: $0, count: &echoes)
             }
-            copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
-                Self.replace(secrets, in: $0, count: &echoes)
-            }
             if let chunks = copy.chunks {
                 copy.chunks = chunks.map { chunk in
                     ResponseChunk(
@@ -92,19 +166,23 @@ public struct Redactor: Hashable, Sendable {
                         bytes: Self.replace(secrets, in: chunk.bytes, count: &echoes))
                 }
                 copy.response.body = copy.chunks?.joinedBytes ?? []
+            } else {
+                copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
+                    Self.replace(secrets, in: $0, count: &echoes)
+                }
             }
             redacted += Array(repeating: "echoed secret", count: echoes)
         }
         return (copy, redacted)
     }
 
-    /// Header values redacted by name.
+    /// Header values redacted by name and by shape.
     public func redact(headers: HTTPHeaders) -> HTTPHeaders {
         var ignored: [String] = []
         return redact(headers: headers, noting: &ignored)
     }
 
-    /// The request's URL as reports and the journal show it: its origin, when it names one, then the
+    /// The request's URL as reports, the journal and logs show it: its origin, when it names one, then the
     /// target with the values of secret query parameters replaced.
     public func redactedURL(of request: HTTPRequest) -> String {
         let target = redact(target: request.target)
@@ -118,11 +196,24 @@ public struct Redactor: Hashable, Sendable {
         return redact(target: target, noting: &ignored)
     }
 
+    /// Which message a body belongs to: a request's secrets become whole placeholders (so matching
+    /// ignores them), a response's are cut out of the text around them.
+    enum Side {
+        case request, response
+    }
+
     private func redact(headers: HTTPHeaders, noting redacted: inout [String]) -> HTTPHeaders {
         var result = HTTPHeaders()
         for field in headers {
-            guard isSecretHeader(field.name), field.value != Redactor.placeholder else {
+            guard field.value != Redactor.placeholder, !field.value.isEmpty else {
                 result.add(name: field.name, value: field.value)
+                continue
+            }
+            guard isSecretHeader(field.name) else {
+                let value =
+                    byShape && !isKept(field.name) && !Self.framingHeaders.contains(field.name.lowercased())
+                    ? CredentialValues.redacting(field.value, noting: &redacted) : field.value
+                result.add(name: field.name, value: value)
                 continue
             }
             let lowered = field.name.lowercased()
@@ -147,35 +238,48 @@ public struct Redactor: Hashable, Sendable {
         return rewritten == query ? target : target[..<mark] + "?" + rewritten
     }
 
-    /// `a=1&api_key=x` with secret values replaced (query strings and form bodies).
+    /// `a=1&api_key=x` with secret values replaced (query strings and form bodies): by name, or whole
+    /// when the value holds a secret by its shape.
     private func redact(pairs: String, noting redacted: inout [String]) -> String {
         var changed = false
         let parts = pairs.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
             guard let equals = part.firstIndex(of: "=") else { return String(part) }
             let name = String(part[..<equals]).removingPercentEncodingLeniently()
-            guard isSecretQueryParameter(name), part[part.index(after: equals)...] != Redactor.placeholder else {
+            let value = part[part.index(after: equals)...]
+            guard !value.isEmpty, value != Redactor.placeholder else { return String(part) }
+            if isSecretQueryParameter(name) {
+                redacted.append(name)
+            } else if byShape && !isKept(name) {
+                var kinds: [String] = []
+                let plain = String(value).removingPercentEncodingLeniently()
+                guard
+                    !CredentialValues.spans(in: Array(value.utf8)).isEmpty
+                        || !CredentialValues.spans(in: Array(plain.utf8)).isEmpty
+                else { return String(part) }
+                _ = CredentialValues.redacting(plain, noting: &kinds)
+                redacted += kinds.isEmpty ? [name] : kinds
+            } else {
                 return String(part)
             }
             changed = true
-            redacted.append(name)
             return part[..<equals] + "=" + Redactor.placeholder
         }
         return changed ? parts.joined(separator: "&") : pairs
     }
 
-    private func redact(body: [UInt8], headers: HTTPHeaders, noting redacted: inout [String]) -> [UInt8] {
+    private func redact(body: [UInt8], headers: HTTPHeaders, side: Side, noting redacted: inout [String]) -> [UInt8] {
         guard !body.isEmpty else { return body }
         let contentType = headers["Content-Type"]?.lowercased() ?? ""
-        let formBody = contentType.hasPrefix("application/x-www-form-urlencoded")
-        guard formBody || !jsonPointers.isEmpty else { return body }
-        return Self.transformContent(body, headers: headers) { content in
-            if formBody {
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            return Self.transformContent(body, headers: headers) { content in
                 let text = String(decoding: content, as: UTF8.self)
                 return Array(redact(pairs: text, noting: &redacted).utf8)
             }
-            guard let value = try? JSONParser.parse(content), let layout = JSONLayout.detect(content, value: value)
-            else {
-                return content
+        }
+        guard byShape || allowlist != nil || !jsonPointers.isEmpty, Self.isText(contentType) else { return body }
+        return Self.transformContent(body, headers: headers) { content in
+            guard JSONParser.looksLikeContainer(content), let value = try? JSONParser.parse(content) else {
+                return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
             }
             var rewritten = value
             for pointer in jsonPointers {
@@ -183,14 +287,73 @@ public struct Redactor: Hashable, Sendable {
                 rewritten = rewritten.replacing(pointer, with: .string(Redactor.placeholder))
                 redacted.append(pointer.description)
             }
-            return rewritten == value ? content : layout.write(rewritten)
+            if byShape || allowlist != nil {
+                rewritten = redact(json: rewritten, name: nil, side: side, noting: &redacted)
+            }
+            guard rewritten != value else { return content }
+            return (JSONLayout.detect(content, value: value) ?? .compact).write(rewritten)
         }
     }
 
-    /// The secret values an interaction carries, longest first, that are long enough to be found safely.
+    /// A stream's chunk, or any text: secrets by their shape.
+    private func redactText(_ bytes: [UInt8], headers: HTTPHeaders, noting redacted: inout [String]) -> [UInt8] {
+        guard byShape, !bytes.isEmpty, Self.isText(headers["Content-Type"]?.lowercased() ?? "") else { return bytes }
+        return CredentialValues.redacting(bytes, noting: &redacted) ?? bytes
+    }
+
+    /// JSON with the values of secret members replaced, at any depth; `name` is the member the value
+    /// belongs to (array elements belong to the array's member).
+    private func redact(json: JSONValue, name: String?, side: Side, noting redacted: inout [String]) -> JSONValue {
+        switch json {
+        case .object(let object):
+            return .object(
+                JSONObject(
+                    object.members.map { member in
+                        (member.key, redact(json: member.value, name: member.key, side: side, noting: &redacted))
+                    }))
+        case .array(let elements):
+            return .array(elements.map { redact(json: $0, name: name, side: side, noting: &redacted) })
+        case .string(let text):
+            guard !text.isEmpty, text != Redactor.placeholder else { return json }
+            if let name {
+                if isSecretField(name) {
+                    redacted.append(name)
+                    return .string(Redactor.placeholder)
+                }
+                if isKept(name) { return json }
+            }
+            guard byShape else { return json }
+            var kinds: [String] = []
+            let rewritten = CredentialValues.redacting(text, noting: &kinds)
+            guard rewritten != text else { return json }
+            redacted += kinds
+            return .string(side == .request ? Redactor.placeholder : rewritten)
+        case .number, .bool:
+            guard let name, isSecretField(name) else { return json }
+            if case .bool = json, allowlist == nil { return json }
+            redacted.append(name)
+            return .string(Redactor.placeholder)
+        case .null:
+            return json
+        }
+    }
+
+    /// Whether a body of this content type is text that secrets can be found in (no content type: maybe).
+    static func isText(_ contentType: String) -> Bool {
+        contentType.isEmpty || contentType.hasPrefix("text/") || contentType.contains("json")
+            || contentType.contains("xml") || contentType.contains("javascript") || contentType.contains("yaml")
+            || contentType.contains("graphql") || contentType.contains("x-www-form-urlencoded")
+    }
+
+    /// The secret values an interaction carries, longest first, that are long enough to be found safely
+    /// (six bytes: a shorter value, such as `auth=none`, would be replaced in every word that holds it).
     func secrets(in interaction: Interaction) -> [[UInt8]] {
         var values: Set<String> = []
-        for field in interaction.request.headers where isSecretHeader(field.name) {
+        for field in interaction.request.headers {
+            guard isSecretHeader(field.name) else {
+                if byShape && !isKept(field.name) { values.formUnion(CredentialValues.values(in: field.value)) }
+                continue
+            }
             let lowered = field.name.lowercased()
             if lowered == "cookie" {
                 values.formUnion(Self.pairValues(field.value, keepAttributes: false))
@@ -206,20 +369,54 @@ public struct Redactor: Hashable, Sendable {
         where field.name.lowercased() == "set-cookie" && isSecretHeader(field.name) {
             values.formUnion(Self.pairValues(field.value, keepAttributes: true))
         }
-        for item in interaction.request.queryItems
-        where isSecretQueryParameter(item.name.removingPercentEncodingLeniently()) {
-            if let value = item.value {
+        var pairs = interaction.request.queryItems
+        let contentType = interaction.request.headers["Content-Type"]?.lowercased() ?? ""
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
+            pairs += QueryItem.parse(String(decoding: content, as: UTF8.self))
+        }
+        for item in pairs {
+            guard let value = item.value else { continue }
+            let name = item.name.removingPercentEncodingLeniently()
+            let plain = value.removingPercentEncodingLeniently()
+            if isSecretQueryParameter(name) {
                 values.insert(value)
-                values.insert(value.removingPercentEncodingLeniently())
+                values.insert(plain)
+                // A form field echoed in JSON: `+` is a space there.
+                values.insert(plain.replacingOccurrences(of: "+", with: " "))
+            } else if byShape && !isKept(name) {
+                values.formUnion(CredentialValues.values(in: plain))
             }
         }
-        if !jsonPointers.isEmpty, let json = try? JSONParser.parse(interaction.request.body) {
+        if byShape || allowlist != nil || !jsonPointers.isEmpty,
+            JSONParser.looksLikeContainer(interaction.request.body),
+            let json = try? JSONParser.parse(interaction.request.body)
+        {
             for pointer in jsonPointers {
                 if let value = json[pointer: pointer]?.stringValue { values.insert(value) }
             }
+            if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &values) }
         }
         values.remove(Redactor.placeholder)
-        return values.filter { $0.utf8.count >= 4 }.sorted { $0.utf8.count > $1.utf8.count }.map { Array($0.utf8) }
+        return values.filter { $0.utf8.count >= 6 }.sorted { $0.utf8.count > $1.utf8.count }.map { Array($0.utf8) }
+    }
+
+    /// The string values of secret members (and secret-shaped strings) of a request's JSON.
+    private func collectSecrets(in json: JSONValue, name: String?, into values: inout Set<String>) {
+        switch json {
+        case .object(let object):
+            for member in object.members { collectSecrets(in: member.value, name: member.key, into: &values) }
+        case .array(let elements):
+            for element in elements { collectSecrets(in: element, name: name, into: &values) }
+        case .string(let text):
+            if let name, isSecretField(name) {
+                values.insert(text)
+            } else if byShape && !(name.map(isKept) ?? false) {
+                values.formUnion(CredentialValues.values(in: text))
+            }
+        default:
+            break
+        }
     }
 
     private func replace(_ secrets: [[UInt8]], in headers: HTTPHeaders, count: inout Int) -> HTTPHeaders {

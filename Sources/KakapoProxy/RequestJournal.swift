@@ -2,17 +2,33 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// What the proxy answered, request by request: counts by source, the misses, and the most recent
 /// entries for `/__kakapo/requests`. Thread-safe.
+///
+/// Bounded whatever the clients send: a URL longer than `urlLimit` bytes is cut with a marker before it
+/// is kept (in the entries and the misses); of `byteLimit`, the recent entries' URLs hold at most half
+/// (and `capacity` entries), the oldest dropped first, the counted paths and the misses a quarter each.
+/// Paths longer than `urlLimit`, or past the limit, are not counted for verification (the count then
+/// says it is incomplete). `clear()` lets the memory go.
 public final class RequestJournal: Sendable {
     /// One answered request.
     public struct Entry: Sendable {
         public let method: String
+        /// The URL, redacted and cut to `urlLimit` bytes.
         public let url: String
         public let status: Int
         public let source: ResponseSource
         public let milliseconds: Double
+
+        init(method: String, url: String, status: Int, source: ResponseSource, milliseconds: Double) {
+            self.method = method
+            self.url = RequestJournal.bounded(url)
+            self.status = status
+            self.source = source
+            self.milliseconds = milliseconds
+        }
     }
 
     struct State {
@@ -20,11 +36,17 @@ public final class RequestJournal: Sendable {
         /// every request cost more than the rest of the entry).
         var counts = [Int](repeating: 0, count: ResponseSource.allCases.count)
         var misses: [String] = []
-        var recent: [Entry] = []
-        var next = 0
+        /// Bytes of the URLs in `misses`.
+        var missBytes = 0
+        /// The most recent entries, oldest first.
+        var recent = CircularBuffer<Entry>()
+        /// Bytes of the URLs in `recent`.
+        var recentBytes = 0
         /// Requests by method and path (no query), since the start or the last clear, for verification.
         var byPath: [PathKey: Int] = [:]
-        /// Requests not in `byPath` because it was full.
+        /// Bytes of the paths in `byPath`.
+        var pathBytes = 0
+        /// Requests not in `byPath` because it was full or their path too long.
         var uncounted = 0
     }
 
@@ -35,11 +57,30 @@ public final class RequestJournal: Sendable {
 
     /// The most distinct method-and-path pairs counted for verification.
     static let distinctPathLimit = 100_000
+    /// The longest URL kept whole, in bytes; longer ones are cut with a marker.
+    static let urlLimit = 4096
+    /// The most bytes of URLs and paths the journal holds.
+    static let defaultByteLimit = 16 << 20
 
     private let state = NIOLockedValueBox(State())
     private let capacity: Int
+    private let byteLimit: Int
 
-    init(capacity: Int = 1000) { self.capacity = capacity }
+    init(capacity: Int = 1000, byteLimit: Int = RequestJournal.defaultByteLimit) {
+        self.capacity = capacity
+        self.byteLimit = byteLimit
+    }
+
+    /// `url` as the journal keeps and logs it: whole up to `urlLimit` bytes, else cut there (on a
+    /// character boundary) with `...[N more bytes]`.
+    static func bounded(_ url: String) -> String {
+        let count = url.utf8.count
+        guard count > urlLimit else { return url }
+        var end = url.utf8.index(url.utf8.startIndex, offsetBy: urlLimit)
+        while end > url.startIndex && !url.unicodeScalars.indices.contains(end) { end = url.utf8.index(before: end) }
+        let kept = url[..<end]
+        return kept + "...[\(count - kept.utf8.count) more bytes]"
+    }
 
     /// Records an answered request; `target` is the request target as sent.
     func append(_ entry: Entry, target: String) {
@@ -59,23 +100,29 @@ public final class RequestJournal: Sendable {
             // Admin requests are not part of the traffic under test, so verification does not count them.
             if entry.source != .admin {
                 let key = PathKey(method: entry.method, path: path)
+                let size = path.utf8.count
                 if let count = state.byPath[key] {
                     state.byPath[key] = count + 1
-                } else if state.byPath.count < RequestJournal.distinctPathLimit {
+                } else if state.byPath.count < RequestJournal.distinctPathLimit, size <= RequestJournal.urlLimit,
+                    state.pathBytes + size <= byteLimit / 4
+                {
                     state.byPath[key] = 1
+                    state.pathBytes += size
                 } else {
                     state.uncounted += 1
                 }
             }
-            if entry.source == .miss && state.misses.count < 10_000 {
+            if entry.source == .miss && state.misses.count < 10_000
+                && state.missBytes + entry.url.utf8.count <= byteLimit / 4
+            {
                 state.misses.append("\(entry.method) \(entry.url)")
+                state.missBytes += entry.url.utf8.count
             }
-            if state.recent.count < capacity {
-                state.recent.append(entry)
-            } else {
-                state.recent[state.next] = entry
+            state.recent.append(entry)
+            state.recentBytes += entry.url.utf8.count
+            while state.recent.count > capacity || (state.recentBytes > byteLimit / 2 && state.recent.count > 1) {
+                state.recentBytes -= state.recent.removeFirst().url.utf8.count
             }
-            state.next = (state.next + 1) % capacity
         }
     }
 
@@ -96,10 +143,16 @@ public final class RequestJournal: Sendable {
     public func clear() {
         state.withLockedValue { state in
             state.byPath = [:]
+            state.pathBytes = 0
             state.uncounted = 0
-            state.recent = []
-            state.next = 0
+            state.recent = CircularBuffer()
+            state.recentBytes = 0
         }
+    }
+
+    /// Bytes of URLs and paths the journal holds now (what `byteLimit` bounds).
+    public var heldBytes: Int {
+        state.withLockedValue { $0.recentBytes + $0.pathBytes + $0.missBytes }
     }
 
     /// How many answers each source gave.
@@ -115,12 +168,7 @@ public final class RequestJournal: Sendable {
     public var misses: [String] { state.withLockedValue { $0.misses } }
 
     /// The most recent entries, oldest first.
-    public var recent: [Entry] {
-        state.withLockedValue { state in
-            state.recent.count < capacity
-                ? state.recent : Array(state.recent[state.next...] + state.recent[..<state.next])
-        }
-    }
+    public var recent: [Entry] { state.withLockedValue { Array($0.recent) } }
 
     /// The journal as JSON, for the admin endpoint.
     var json: JSONValue {

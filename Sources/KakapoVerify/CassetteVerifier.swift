@@ -8,24 +8,31 @@ import KakapoUpstream
 /// answer is the same. Requests that change things (POST, PUT, PATCH, DELETE) are skipped unless
 /// `includeUnsafe`. Credentials the cassette holds as `[REDACTED]` are left out of the requests; give
 /// real ones with `extraHeaders`.
+///
+/// Each live answer is redacted by the recorder's rules before it is compared (with the request as sent,
+/// so a live token echoed back is caught too): a value the cassette holds redacted is not drift, and no
+/// live secret reaches a report or the file.
 public struct CassetteVerifier: Sendable {
     public var comparison: ResponseComparison
     public var includeUnsafe: Bool
     /// Headers added to (or replacing) every request, such as `Authorization`.
     public var extraHeaders: HTTPHeaders
+    /// The rules live answers are redacted by.
+    public var redactor: Redactor
 
     static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS"]
 
     public init(
         comparison: ResponseComparison = ResponseComparison(), includeUnsafe: Bool = false,
-        extraHeaders: HTTPHeaders = [:]
+        extraHeaders: HTTPHeaders = [:], redactor: Redactor = Redactor()
     ) {
         self.comparison = comparison
         self.includeUnsafe = includeUnsafe
         self.extraHeaders = extraHeaders
+        self.redactor = redactor
     }
 
-    /// The findings for each interaction, in order, and the live answers of those that drifted.
+    /// The findings for each interaction, in order, and the live answers (redacted) of those that drifted.
     public func verify(_ cassette: Cassette, through upstream: UpstreamClient) async -> (
         findings: [Drift], liveAnswers: [Int: (HTTPResponse, Double)]
     ) {
@@ -46,11 +53,13 @@ public struct CassetteVerifier: Sendable {
             for field in extraHeaders { headers.replaceOrAdd(name: field.name, value: field.value) }
             let started = ContinuousClock.now
             do {
-                let answer = try await upstream.send(
-                    upstream.prepare(
-                        HTTPRequest(
-                            method: request.method, target: request.target, headers: headers, body: request.body)))
+                let sent = HTTPRequest(
+                    method: request.method, target: request.target, headers: headers, body: request.body)
+                let raw = try await upstream.send(upstream.prepare(sent))
                 let elapsed = ContinuousClock.now - started
+                let answer = redactor.redact(
+                    Interaction(request: sent, response: raw, recordedAt: "", durationMilliseconds: 0)
+                ).interaction.response
                 let differences = comparison.differences(recorded: interaction.response, live: answer)
                 findings.append(finding(differences.isEmpty ? .same : .drift, differences))
                 if !differences.isEmpty {

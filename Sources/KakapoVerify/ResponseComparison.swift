@@ -5,7 +5,8 @@ import KakapoJSON
 
 /// Compares a recorded answer with a live one: the status, end-to-end headers other than volatile ones,
 /// and the body (JSON by pointer, with volatile values left out: timestamps, UUIDs, request ids, and
-/// pointers the user names; anything else byte for byte, after undoing compression).
+/// pointers the user names; anything else byte for byte, after undoing compression). A value the
+/// recording holds redacted (a header or JSON string with `[REDACTED]` in it) is not compared.
 public struct ResponseComparison: Sendable {
     /// Header names whose values change from call to call.
     public static let volatileHeaders: Set<String> = [
@@ -77,7 +78,7 @@ public struct ResponseComparison: Sendable {
             if ignoredPointers.contains(where: { pointer.components.starts(with: $0.components) }) { continue }
             let before = was[pointer: pointer]
             let after = now[pointer: pointer]
-            if Self.isVolatile(pointer, before, after) { continue }
+            if Self.isVolatile(pointer, before, after) || Self.isRedacted(before) { continue }
             found.append("body \(pointer): \(Self.describe(before)) recorded, \(Self.describe(after)) now")
             if found.count == 20 {
                 found.append("body: ... and more")
@@ -100,6 +101,12 @@ public struct ResponseComparison: Sendable {
         }
         guard case .string(let a)? = before, case .string(let b)? = after else { return false }
         return (isTimestamp(a) && isTimestamp(b)) || (isUUID(a) && isUUID(b))
+    }
+
+    /// True for a recorded value that redaction replaced (wholly, or a secret inside it).
+    static func isRedacted(_ value: JSONValue?) -> Bool {
+        guard case .string(let text)? = value else { return false }
+        return text.contains(Redactor.placeholder)
     }
 
     static func isTimestamp(_ text: String) -> Bool {

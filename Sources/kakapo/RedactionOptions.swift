@@ -1,7 +1,8 @@
 import ArgumentParser
 import Kakapo
 
-/// Which values never reach a cassette, beyond the built-in credentials.
+/// Which values never reach a cassette, the journal or a log, beyond the built-in rules (credentials by
+/// the shape of their names and values).
 struct RedactionOptions: ParsableArguments {
     @Option(
         name: .customLong("redact-header"), help: "Another header whose value never reaches the cassette (repeatable).")
@@ -9,7 +10,7 @@ struct RedactionOptions: ParsableArguments {
 
     @Option(
         name: .customLong("redact-query"),
-        help: "Another query parameter whose value never reaches the cassette (repeatable).")
+        help: "Another query parameter or form field whose value never reaches the cassette (repeatable).")
     var redactQuery: [String] = []
 
     @Option(
@@ -20,16 +21,31 @@ struct RedactionOptions: ParsableArguments {
 
     @Option(
         name: .customLong("no-redact"),
-        help: "A header or query parameter to write as it is, even though it is a credential (repeatable).")
+        help:
+            "A header, query parameter, form or JSON field name to write as it is, even though it looks like a credential (repeatable)."
+    )
     var keep: [String] = []
+
+    @Option(
+        name: .customLong("redact-all-except"),
+        help: ArgumentHelp(
+            "Allowlist mode: redact every header, query parameter, form and JSON field except these names (repeatable).",
+            discussion:
+                "Content-Type, Content-Length, Content-Encoding, Transfer-Encoding and Host are always kept: nothing replays without them."
+        ))
+    var allowed: [String] = []
 
     func validate() throws {
         try validatePointers(redactJSON, flag: "--redact-json")
+        for name in allowed + keep where name.isEmpty || name.contains(where: \.isWhitespace) {
+            throw ValidationError("a name to keep cannot be empty or hold spaces: \"\(name)\"")
+        }
     }
 
     var redactor: Redactor {
-        Redactor().adding(
+        let redactor = Redactor().adding(
             headers: redactHeaders, queryParameters: redactQuery, jsonPointers: redactJSON.compactMap(JSONPointer.init),
             keeping: keep)
+        return allowed.isEmpty ? redactor : redactor.allowingOnly(allowed + keep)
     }
 }

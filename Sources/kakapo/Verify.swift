@@ -28,6 +28,12 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Re-record the interactions that drifted (atomically; the others stay byte for byte).")
     var update = false
 
+    @Flag(
+        help:
+            "With --update, also replace a 2xx recording with a live 401 or 403 (by default kept: the credential given is more likely wrong than the recording)."
+    )
+    var acceptAuthFailures = false
+
     @Option(
         name: .customLong("header"),
         help:
@@ -67,7 +73,7 @@ struct Verify: AsyncParsableCommand {
         }
         let verifier = CassetteVerifier(
             comparison: ResponseComparison(ignoredPointers: ignoreJSON.compactMap(JSONPointer.init)),
-            includeUnsafe: includeUnsafe, extraHeaders: extra)
+            includeUnsafe: includeUnsafe, extraHeaders: extra, redactor: redaction.redactor)
         let (findings, live) = await verifier.verify(recorded, through: client)
         let count = { (outcome: Drift.Outcome) in findings.filter { $0.outcome == outcome }.count }
         let totals =
@@ -87,14 +93,27 @@ struct Verify: AsyncParsableCommand {
         }
         if update && !live.isEmpty {
             let redactor = redaction.redactor
+            var replaced = 0
             for (position, (response, milliseconds)) in live.sorted(by: { $0.key < $1.key }) {
+                let old = recorded.interactions[position]
+                if !acceptAuthFailures, (200..<300).contains(old.response.status),
+                    response.status == 401 || response.status == 403
+                {
+                    standardError(
+                        "kakapo: kept #\(position) \(old.request.method.rawValue) \(old.request.target): the live API answered \(response.status) (a missing or expired credential?); --accept-auth-failures re-records it"
+                    )
+                    continue
+                }
                 let fresh = Interaction(
-                    request: recorded.interactions[position].request, response: response,
-                    recordedAt: UTCTimestamp.now(), durationMilliseconds: milliseconds)
+                    request: old.request, response: response, recordedAt: UTCTimestamp.now(),
+                    durationMilliseconds: milliseconds)
                 recorded.interactions[position] = redactor.redact(fresh).interaction
+                replaced += 1
             }
-            try saveOrExit(recorded, to: cassette)
-            standardError("kakapo: re-recorded \(live.count) interaction\(live.count == 1 ? "" : "s") in \(cassette)")
+            if replaced > 0 {
+                try saveOrExit(recorded, to: cassette)
+                standardError("kakapo: re-recorded \(replaced) interaction\(replaced == 1 ? "" : "s") in \(cassette)")
+            }
         }
         if count(.drift) > 0 || count(.failed) > 0 { throw ExitCode(1) }
     }

@@ -50,9 +50,11 @@ struct CassetteTrustTests {
         #expect(text.contains(#"["Set-Cookie", "session=[REDACTED]; Path=/; HttpOnly"]"#))
         #expect(text.contains(#""url": "/login?api_key=[REDACTED]&page=1""#))
         #expect(text.contains(#""password": "[REDACTED]""#))
-        #expect(summary.redacted["Authorization"] == 1)
+        // The request's header, and the echo of it by name in the response's JSON.
+        #expect(summary.redacted["Authorization"] == 2)
         #expect(summary.redacted["/password"] == 1)
-        #expect((summary.redacted["echoed secret"] ?? 0) >= 3)
+        // The echoes are found by their names and shapes first (the form of the body, the URL's api_key).
+        #expect(summary.redacted.values.reduce(0, +) >= 8, "\(summary.redacted)")
         #expect(summary.text.contains("redacted: "))
 
         let player = try await ProxyHarness.replaying(cassette)
