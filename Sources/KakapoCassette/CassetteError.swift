@@ -14,6 +14,8 @@ public struct CassetteError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let invalid = Code(name: "invalid")
         /// The file could not be written.
         public static let notWritable = Code(name: "notWritable")
+        /// Another writer (a recording, a `kakapo cassette` command) holds the cassette's lock.
+        public static let locked = Code(name: "locked")
     }
 
     public let code: Code

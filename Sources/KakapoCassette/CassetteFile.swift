@@ -9,14 +9,22 @@ import KakapoJSON
 
 /// Reads and writes cassette files. Saving is atomic: the bytes go to a temporary file in the same folder,
 /// which is flushed to disk and then renamed over the cassette, so the file is always a complete cassette.
+/// A save keeps the file's permissions (the temporary file is created with them), and a cassette that is
+/// a symbolic link is written through: the link stays, and its target is replaced atomically (the
+/// temporary file goes beside the target, so the rename stays on one file system). Links are followed
+/// rather than refused because teams share cassettes between projects that way, and replacing the link
+/// with a file silently ends the sharing.
 public enum CassetteFile {
     /// Loads the cassette at `path`; every failure names the file, and the line and column where known.
     public static func load(_ path: String) throws(CassetteError) -> Cassette {
-        guard let bytes = readBytes(path) else {
+        guard let (bytes, stamp) = readFile(path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw CassetteError(code: .unreadable, file: path, message: reason)
         }
         let cassette = try decode(bytes, file: path)
+        // A recording that starts on this cassette checks, once it holds the lock, that the file is still
+        // the one read here.
+        CassetteFileStamp.remember(stamp, loadedFrom: path)
         #if canImport(Glibc)
             // Parsing leaves much freed memory behind in malloc's arenas: give it back, so a large cassette
             // costs what it holds, not what loading it took.
@@ -27,8 +35,11 @@ public enum CassetteFile {
 
     /// The file's bytes, read straight into one array (no second copy of a large file); nil when it
     /// cannot be read.
-    static func readBytes(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY)
+    static func readBytes(_ path: String) -> [UInt8]? { readFile(path)?.bytes }
+
+    /// The file's bytes and the stamp of the file they were read from; nil when it cannot be read.
+    static func readFile(_ path: String) -> (bytes: [UInt8], stamp: CassetteFileStamp)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var status = stat()
@@ -50,7 +61,7 @@ public enum CassetteFile {
             count += read
         }
         bytes.removeLast(bytes.count - count)
-        return bytes
+        return (bytes, CassetteFileStamp(status))
     }
 
     /// Decodes cassette bytes; `file` is the name used in error messages.
@@ -91,18 +102,25 @@ public enum CassetteFile {
 
     /// Loads the cassette at `path`, or an empty one when no file exists there yet.
     public static func loadIfPresent(_ path: String) throws(CassetteError) -> Cassette {
-        if !FileManager.default.fileExists(atPath: path) { return Cassette() }
+        if !FileManager.default.fileExists(atPath: path) {
+            CassetteFileStamp.remember(.absent, loadedFrom: path)
+            return Cassette()
+        }
         return try load(path)
     }
 
-    /// Writes `cassette` to `path` atomically.
+    /// Writes `cassette` to `path` atomically, holding the cassette's lock: refused (`locked`, naming the
+    /// process) while a recording or another writer holds it, and (`invalid`, naming the interaction)
+    /// when an interaction holds what the reader refuses, such as a header value with a line break.
     public static func save(_ cassette: Cassette, to path: String) throws(CassetteError) {
+        try CassetteAdmission.check(cassette.interactions, file: path)
         try write(CassetteCodec.encodeFile(cassette), to: path)
     }
 
     /// Where `process` writes `path` before renaming it into place: `.NAME.PID.tmp` in the same folder.
     /// The cassette's saves and the journal's copies both use it.
     static func temporaryPath(for path: String, process: Int32 = getpid()) -> String {
+        let path = resolvingLinks(path)
         let url = URL(fileURLWithPath: path)
         return url.deletingLastPathComponent().path + "/" + temporaryPrefix(of: url.lastPathComponent)
             + "\(process).tmp"
@@ -113,6 +131,7 @@ public enum CassetteFile {
     /// Removes the temporary files (`temporaryPath`) of the cassette at `path` and of its journal that
     /// processes killed while writing left, for processes that are gone (a live one may be writing its own).
     static func removeTemporariesOfDeadProcesses(besides path: String) {
+        let path = resolvingLinks(path)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let prefixes = [path, CassetteJournal.path(for: path)].map {
@@ -127,20 +146,27 @@ public enum CassetteFile {
         }
     }
 
-    /// Writes `bytes` to `path` atomically: temporary file, fsync, rename.
+    /// Writes `bytes` to `path` atomically (temporary file, fsync, rename), holding the file's
+    /// `CassetteLock`: refused (`locked`, naming the process) while a recording or another writer holds it.
     public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
-        try writeAtomically(to: path) { emit in try bytes.withUnsafeBytes(emit) }
+        try CassetteLock.withLock(path) { () throws(CassetteError) -> Void in
+            try writeAtomically(to: path) { emit in try bytes.withUnsafeBytes(emit) }
+        }
+        // What this process loaded from there is not what is there now.
+        CassetteFileStamp.forget(path)
     }
 
-    /// Writes what `produce` emits to `path` atomically: temporary file, fsync, rename.
+    /// Writes what `produce` emits to `path` atomically: temporary file, fsync, rename. The caller holds
+    /// the cassette's lock. The new file has the permissions of the one it replaces (0644 less the umask
+    /// for a new one) from its creation on; a symbolic link is written through. Returns the new file's
+    /// stamp.
+    @discardableResult
     static func writeAtomically(
         to path: String, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
-    ) throws(CassetteError) {
-        let temporary = temporaryPath(for: path)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard descriptor >= 0 else {
-            throw CassetteError(code: .notWritable, file: path, message: "cannot create \(temporary): \(lastError())")
-        }
+    ) throws(CassetteError) -> CassetteFileStamp {
+        let target = resolvingLinks(path)
+        let temporary = temporaryPath(for: target)
+        let descriptor = try createExclusively(temporary, mode: permissions(of: target), file: path)
         var failure: String?
         do {
             try produce { raw in
@@ -154,16 +180,62 @@ public enum CassetteFile {
         } catch {
             failure = "\(error)"
         }
+        let stamp = CassetteFileStamp.of(descriptor: descriptor)
         close(descriptor)
         if let failure {
             unlink(temporary)
             throw CassetteError(code: .notWritable, file: path, message: "cannot write: \(failure)")
         }
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, target) == 0 else {
             let reason = lastError()
             unlink(temporary)
             throw CassetteError(code: .notWritable, file: path, message: "cannot replace the file: \(reason)")
         }
+        return stamp ?? CassetteFileStamp.current(target)
+    }
+
+    /// Creates the new file `path` (opened with `access` and created exclusively) with `mode`, or 0644
+    /// less the umask for nil. A file left there by an earlier process of the same id is removed first,
+    /// and a link is never followed. When the umask takes bits of `mode` away, they are given back while
+    /// the file is still empty, so it never holds a byte under other permissions. `file` names the
+    /// cassette in errors.
+    static func createExclusively(
+        _ path: String, mode: mode_t?, access: Int32 = O_WRONLY, file: String
+    ) throws(CassetteError) -> Int32 {
+        unlink(path)
+        let descriptor = open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o644)
+        guard descriptor >= 0 else {
+            throw CassetteError(code: .notWritable, file: file, message: "cannot create \(path): \(lastError())")
+        }
+        var status = stat()
+        if let mode, fstat(descriptor, &status) == 0, status.st_mode & 0o777 != mode {
+            _ = fchmod(descriptor, mode)
+        }
+        return descriptor
+    }
+
+    /// The permission bits of the file at `path`, which the files that replace it or sit beside it (its
+    /// journal, its lock, its temporary copies) are created with; nil when there is none yet.
+    static func permissions(of path: String) -> mode_t? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mode & 0o777
+    }
+
+    /// `path`, or the file it leads to when it is a symbolic link (followed to the end, relative links
+    /// from their own folder); the folders on the way are left as they are.
+    public static func resolvingLinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var status = stat()
+            guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK,
+                let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
+            else { return current }
+            current =
+                destination.hasPrefix("/")
+                ? destination : URL(fileURLWithPath: current).deletingLastPathComponent().path + "/" + destination
+        }
+        return current
     }
 
     /// Checks that a cassette can be written at `path`, creating nothing that stays behind.

@@ -22,6 +22,8 @@ struct CassetteFold {
         /// Interactions in the file.
         var count: Int
         var originals: Int
+        /// The file as written, to tell whether anything else wrote it since.
+        var stamp = CassetteFileStamp.absent
     }
 
     let version: Int
@@ -43,7 +45,16 @@ struct CassetteFold {
                 code: .notWritable, file: path, message: "cannot read back: \(CassetteFile.lastError())")
         }
         defer { if old >= 0 { close(old) } }
-        try CassetteFile.writeAtomically(to: path) { emit in
+        // The parts are copied from where this session put them: in a file anything else wrote since (an
+        // editor, a checkout), those places hold something else, and the copy would be a broken cassette.
+        if let previous, CassetteFileStamp.of(descriptor: old) != previous.stamp {
+            throw CassetteError(
+                code: .notWritable, file: path,
+                message:
+                    "the cassette was changed on disk by another program while recording; this run's recordings stay in \(CassetteJournal.path(for: path)), which the next start folds into it"
+            )
+        }
+        layout.stamp = try CassetteFile.writeAtomically(to: path) { emit in
             try withoutActuallyEscaping(emit) { emit in try writeParts(to: emit, old: old, layout: &layout) }
         }
         return layout

@@ -15,41 +15,40 @@ import KakapoJSON
 ///
 /// Format: a JSON text sequence (RFC 7464): each entry is the byte 0x1E, a JSON object
 /// `{"replace": Bool, "interaction": {...}}` in the cassette's own interaction form, and a line feed. A
-/// last entry cut short by a crash is ignored. The recording holds an exclusive `flock` on the file, so
-/// a journal in use by a live recording is never folded by another process.
+/// last entry cut short by a crash is ignored. Only the holder of the cassette's `CassetteLock` writes or
+/// folds the journal, so a journal in use by a live recording is never folded by another process. It has
+/// the cassette's permissions from its creation on (beside the link's target when the cassette is a link).
 public final class CassetteJournal {
     /// The journal's path for the cassette at `cassettePath`.
-    public static func path(for cassettePath: String) -> String { cassettePath + ".journal" }
+    public static func path(for cassettePath: String) -> String {
+        CassetteFile.resolvingLinks(cassettePath) + ".journal"
+    }
 
     public let path: String
     private var descriptor: Int32
+    /// The permissions of the cassette, which the journal and its copies are created with.
+    private let mode: mode_t?
     /// Bytes written since the journal was last emptied.
     private(set) var size = 0
 
-    /// Opens (creating it) the journal of the cassette at `cassettePath` and locks it for this process;
-    /// fails when another process records into the same cassette.
+    /// Opens (creating it) the journal of the cassette at `cassettePath`; the caller holds the cassette's
+    /// lock.
     public init(cassettePath: String) throws(CassetteError) {
         path = Self.path(for: cassettePath)
-        descriptor = try Self.openLocked(path, file: cassettePath)
+        mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
+        var opened = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+        if opened < 0 && errno == ENOENT {
+            opened = try CassetteFile.createExclusively(path, mode: mode, access: O_RDWR | O_APPEND, file: cassettePath)
+        }
+        guard opened >= 0 else {
+            throw CassetteError(
+                code: .notWritable, file: cassettePath, message: "cannot open \(path): \(CassetteFile.lastError())")
+        }
+        descriptor = opened
         size = Int(lseek(descriptor, 0, SEEK_END))
     }
 
     deinit { close(descriptor) }
-
-    private static func openLocked(_ path: String, file: String) throws(CassetteError) -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND, 0o644)
-        guard descriptor >= 0 else {
-            throw CassetteError(
-                code: .notWritable, file: file, message: "cannot open \(path): \(CassetteFile.lastError())")
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            throw CassetteError(
-                code: .notWritable, file: file,
-                message: "another kakapo is recording into this cassette (\(path) is locked)")
-        }
-        return descriptor
-    }
 
     /// One entry's bytes: `interaction` is an interaction as `CassetteCodec` writes it in the file.
     static func entry(interaction: [UInt8], replacing: Bool) -> [UInt8] {
@@ -134,7 +133,8 @@ public final class CassetteJournal {
     /// A new file beside the journal holding its bytes `start..<end`.
     private func newCopy(from start: Int, to end: Int) throws(CassetteError) -> PreparedDiscard {
         let temporary = CassetteFile.temporaryPath(for: path)
-        let descriptor = try Self.openLocked(temporary, file: path)
+        let descriptor = try CassetteFile.createExclusively(
+            temporary, mode: mode, access: O_RDWR | O_APPEND, file: path)
         return try extend(PreparedDiscard(path: temporary, descriptor: descriptor, copiedUpTo: start), to: end)
     }
 
@@ -158,6 +158,29 @@ public final class CassetteJournal {
         return PreparedDiscard(path: copy.path, descriptor: copy.descriptor, copiedUpTo: end)
     }
 
+    /// Writes `entries` (journal entries the journal of `cassettePath` had no room for) to a new file in
+    /// the temporary folder, readable by its owner only; its path, or nil when it cannot be written.
+    static func writeRescue(_ entries: [[UInt8]], for cassettePath: String) -> String? {
+        let name = URL(fileURLWithPath: cassettePath).lastPathComponent
+        let path = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("kakapo-unsaved-\(name).\(getpid()).journal").path
+        guard let descriptor = try? CassetteFile.createExclusively(path, mode: 0o600, file: cassettePath) else {
+            return nil
+        }
+        defer { close(descriptor) }
+        for entry in entries {
+            if entry.withUnsafeBytes({ CassetteFile.writeAll($0, to: descriptor) }) != nil {
+                unlink(path)
+                return nil
+            }
+        }
+        guard fsync(descriptor) == 0 else {
+            unlink(path)
+            return nil
+        }
+        return path
+    }
+
     /// Removes the journal (after the final fold).
     func remove() {
         unlink(path)
@@ -177,19 +200,12 @@ public final class CassetteJournal {
         var unreadable = 0
     }
 
-    /// Reads the journal of `cassettePath` if one is there and no live recording holds it; nil otherwise.
-    /// `lock` receives the descriptor that keeps it locked until the caller is done.
-    static func leftover(of cassettePath: String) throws(CassetteError) -> (Leftover, lock: Int32)? {
+    /// Reads the journal of `cassettePath` if one is there; nil otherwise. The caller holds the
+    /// cassette's lock (so no live recording writes it).
+    static func leftover(of cassettePath: String) throws(CassetteError) -> Leftover? {
         let path = Self.path(for: cassettePath)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let descriptor = open(path, O_RDWR)
-        guard descriptor >= 0 else { return nil }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            return nil
-        }
         guard let bytes = CassetteFile.readBytes(path) else {
-            close(descriptor)
             throw CassetteError(code: .unreadable, file: path, message: "cannot read the journal")
         }
         var leftover = Leftover()
@@ -208,9 +224,6 @@ public final class CassetteJournal {
                 if complete || number != pieces.count - 1 { leftover.unreadable += 1 }
             }
         }
-        return (leftover, descriptor)
+        return leftover
     }
-
-    /// Gives up the lock `leftover(of:)` took.
-    static func release(_ lock: Int32) { close(lock) }
 }

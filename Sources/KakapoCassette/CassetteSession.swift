@@ -13,6 +13,13 @@ import KakapoHTTP
 /// into the file atomically every second or so (less often for a large file), so the file is always a
 /// complete cassette; `close` folds the rest and removes the journal.
 ///
+/// From `startAutosave` to the end of `close` the session holds the cassette's `CassetteLock`, so no other
+/// recording or `kakapo cassette` command writes the file meanwhile, and a recording that loaded the file
+/// before this one's last save is refused when it starts. When the disk is full, recordings the journal
+/// could not take are kept in memory and written to it as soon as it can take them; what neither the file
+/// nor the journal could take at `close` goes to a file in the temporary folder, and `close` says how many
+/// interactions are where.
+///
 /// Only interactions that were in the file when the session started are played back; what this session
 /// records is written, not replayed (a recording run forwards every request, as users expect).
 public final class CassetteSession: @unchecked Sendable {
@@ -47,6 +54,13 @@ public final class CassetteSession: @unchecked Sendable {
     private var lastSaveDuration: Duration = .zero
     private var journal: CassetteJournal?
     private var journalError: CassetteError?
+    /// Journal entries not written yet (the disk was full), in order, with the generation each one
+    /// brought; once the file holds a generation, its entry is no longer needed.
+    private var unjournaled: [(generation: Int, entry: [UInt8])] = []
+    /// The cassette's lock, held from `startAutosave` to the end of `close`.
+    private var lock: CassetteLock?
+    /// The file as this session's cassette was read from it.
+    private let loadedStamp: CassetteFileStamp
     private let onSaveError: @Sendable (CassetteError) -> Void
 
     /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
@@ -62,6 +76,7 @@ public final class CassetteSession: @unchecked Sendable {
         self.chunks = Array(repeating: nil, count: cassette.interactions.count)
         self.originalCount = cassette.interactions.count
         self.onSaveError = onSaveError
+        self.loadedStamp = CassetteFileStamp.whenLoaded(path) ?? CassetteFileStamp.current(path)
         var index = InteractionIndex(redactor: redactor, matching: matching, repeatPolicy: repeatPolicy)
         for (position, interaction) in cassette.interactions.enumerated() {
             index.insert(interaction, at: position)
@@ -78,24 +93,30 @@ public final class CassetteSession: @unchecked Sendable {
         return (position, cassette.interactions[position])
     }
 
-    /// Adds a recording (after redaction). With `replacing`, it takes the place of the first original
+    /// Adds a recording (after redaction); one holding what the reader refuses (a header value with a
+    /// line break) is reported through `onSaveError` and left out. With `replacing`, it takes the place of the first original
     /// interaction for the same request that this session has not replaced yet (mode `all`), so
     /// re-recording the same traffic gives a minimal diff.
     public func record(_ interaction: Interaction, replacing: Bool) {
         // Redaction and encoding happen before the lock, on the caller's thread.
         let (clean, redacted) = redactor.redact(interaction)
+        // What the reader refuses would make the whole file unloadable: it is reported, not written.
+        if let refusal = CassetteAdmission.refusal(of: clean) {
+            onSaveError(
+                CassetteError(
+                    code: .invalid, file: path,
+                    message:
+                        "not recorded: \(clean.request.method) \(clean.request.url): \(CassetteAdmission.describe(refusal))"
+                ))
+            return
+        }
         let chunk = CassetteCodec.encodeChunk(clean)
         condition.lock()
         defer { condition.unlock() }
         if let journal {
             // Written in the order the recordings are taken, before the caller answers its client.
-            do {
-                try journal.append(CassetteJournal.entry(interaction: chunk, replacing: replacing))
-                journalError = nil
-            } catch {
-                if journalError != error { onSaveError(error) }
-                journalError = error
-            }
+            unjournaled.append((generation + 1, CassetteJournal.entry(interaction: chunk, replacing: replacing)))
+            writeUnjournaled(to: journal)
         }
         for name in redacted { redactions[name, default: 0] += 1 }
         if replacing,
@@ -157,16 +178,60 @@ public final class CassetteSession: @unchecked Sendable {
         return (0..<originalCount).filter { !used.contains($0) && !replaced.contains($0) }
     }
 
-    /// Opens the cassette's journal and starts the background thread that folds new recordings into the
-    /// file. Throws when the journal cannot be opened, or another process records into this cassette.
+    /// Called with the lock held: writes the journal entries not written yet, in order, up to the first
+    /// that does not fit; reports a new kind of failure once.
+    private func writeUnjournaled(to journal: CassetteJournal) {
+        var written = 0
+        defer { unjournaled.removeFirst(written) }
+        for (_, entry) in unjournaled {
+            do {
+                try journal.append(entry)
+                written += 1
+                journalError = nil
+            } catch {
+                if journalError != error { onSaveError(error) }
+                journalError = error
+                return
+            }
+        }
+    }
+
+    /// Takes the cassette's lock, opens its journal and starts the background thread that folds new
+    /// recordings into the file. Throws (`locked`) when another recording or writer holds the cassette,
+    /// when the file changed since this session's cassette was read from it (another recording saved it
+    /// meanwhile: starting again reads what it saved), and when the journal cannot be opened.
     public func startAutosave(interval: TimeInterval = 0.2) throws(CassetteError) {
         condition.lock()
         guard saver == nil else {
             condition.unlock()
             return
         }
-        do {
-            journal = try CassetteJournal(cassettePath: path)
+        do throws(CassetteError) {
+            let lock = try CassetteLock.acquire(for: path, purpose: .recording)
+            do throws(CassetteError) {
+                if CassetteFileStamp.current(path) != loadedStamp {
+                    throw CassetteError(
+                        code: .locked, file: path,
+                        message:
+                            "another kakapo saved this cassette after it was read here (a recording that was ending): start again to record on top of what it saved"
+                    )
+                }
+                let journalPath = CassetteJournal.path(for: path)
+                if let size = (try? FileManager.default.attributesOfItem(atPath: journalPath))?[.size] as? Int,
+                    size > 0
+                {
+                    throw CassetteError(
+                        code: .locked, file: path,
+                        message:
+                            "a recording that ended after this one started left \(journalPath): start again to fold it in first"
+                    )
+                }
+                journal = try CassetteJournal(cassettePath: path)
+            } catch {
+                lock.release()
+                throw error
+            }
+            self.lock = lock
         } catch {
             condition.unlock()
             throw error
@@ -250,8 +315,12 @@ public final class CassetteSession: @unchecked Sendable {
             pending.removeFirst(fold.recordings.count)
             lastSaveError = nil
             savedGeneration = max(savedGeneration, target)
+            // Entries the journal could not take are not needed for what the file now holds.
+            unjournaled.removeAll { $0.generation <= savedGeneration }
             if let journal { discardFolded(upTo: journaled, of: journal) }
         }
+        // A failed save removed its temporary file: the journal may have room again.
+        if let journal, !unjournaled.isEmpty { writeUnjournaled(to: journal) }
     }
 
     /// Called with the lock held, after a fold saved the journal's first `folded` bytes' worth of
@@ -276,7 +345,9 @@ public final class CassetteSession: @unchecked Sendable {
         }
     }
 
-    /// Stops the background saver and writes anything not yet saved. Throws if the final save fails.
+    /// Stops the background saver, writes anything not yet saved, removes the journal and gives up the
+    /// cassette's lock, in that order. Throws if the final save fails: the journal then stays, and the
+    /// error says how many of this session's recordings are not in the file and where they are.
     public func close() throws(CassetteError) {
         condition.lock()
         stopping = true
@@ -284,12 +355,50 @@ public final class CassetteSession: @unchecked Sendable {
         while saverRunning { condition.wait() }
         // A save releases the lock while it writes: recordings answered meanwhile need one more.
         repeat { saveLocked() } while generation != savedGeneration && lastSaveError == nil
-        let error = generation == savedGeneration ? nil : lastSaveError
-        // The journal goes only once the file holds everything; otherwise the next start folds it in.
-        if error == nil { journal?.remove() }
+        var error = generation == savedGeneration ? nil : lastSaveError
+        if let failure = error {
+            error = unsavedError(failure)
+        } else {
+            // The journal goes only once the file holds everything; otherwise the next start folds it in.
+            journal?.remove()
+        }
         journal = nil
+        // Only now may another recording read the file.
+        lock?.release()
+        lock = nil
         condition.unlock()
         if let error { throw error }
+    }
+
+    /// Called with the lock held, after the final save failed with `failure`: writes what the journal
+    /// has no room for to a file in the temporary folder, and says where this session's unsaved
+    /// recordings are.
+    private func unsavedError(_ failure: CassetteError) -> CassetteError {
+        guard let journal else { return failure }
+        writeUnjournaled(to: journal)
+        let unsaved = generation - savedGeneration
+        let journaled = unsaved - unjournaled.count
+        var whereabouts: [String] = []
+        if journaled > 0 {
+            whereabouts.append(
+                "\(journaled) are kept in \(journal.path) (the next start or any `kakapo cassette` command folds them in)"
+            )
+        }
+        if !unjournaled.isEmpty {
+            let entries = unjournaled.map(\.entry)
+            if let rescue = CassetteJournal.writeRescue(entries, for: path) {
+                whereabouts.append(
+                    "\(entries.count) did not fit in the journal and are in \(rescue) (append it to \(journal.path) once there is room, and any `kakapo cassette` command folds them in)"
+                )
+            } else {
+                whereabouts.append("\(entries.count) could not be written anywhere and are lost")
+            }
+        }
+        return CassetteError(
+            code: failure.code, file: failure.file, line: failure.line, column: failure.column,
+            message: failure.message
+                + "; \(unsaved) of the \(recorded) interactions recorded in this run are not in the file: "
+                + whereabouts.joined(separator: "; "))
     }
 
     /// What folding a journal left by an earlier run did.
@@ -317,8 +426,16 @@ public final class CassetteSession: @unchecked Sendable {
     public static func recover(_ path: String, matching: MatchOptions = MatchOptions()) throws(CassetteError)
         -> Recovery?
     {
-        guard let (leftover, lock) = try CassetteJournal.leftover(of: path) else { return nil }
-        defer { CassetteJournal.release(lock) }
+        guard FileManager.default.fileExists(atPath: CassetteJournal.path(for: path)) else { return nil }
+        let lock: CassetteLock
+        do {
+            lock = try CassetteLock.acquire(for: path, purpose: .writing)
+        } catch {
+            // A live recording holds it (and its journal); a folder nobody may write to keeps it as it is.
+            return nil
+        }
+        defer { lock.release() }
+        guard let leftover = try CassetteJournal.leftover(of: path) else { return nil }
         // The recording was killed, perhaps in the middle of a save: its half-written copies go.
         CassetteFile.removeTemporariesOfDeadProcesses(besides: path)
         let cassette = try CassetteFile.loadIfPresent(path)
@@ -334,7 +451,10 @@ public final class CassetteSession: @unchecked Sendable {
                 recovery.folded += 1
             }
         }
-        if recovery.folded > 0 { try session.close() }
+        if recovery.folded > 0 {
+            try session.close()
+            CassetteFileStamp.forget(path)
+        }
         let journal = CassetteJournal.path(for: path)
         if recovery.unreadable > 0 {
             rename(journal, journal + ".unreadable")

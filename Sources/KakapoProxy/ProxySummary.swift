@@ -11,7 +11,8 @@ public struct ProxySummary: Sendable {
     public let misses: [String]
     /// Recorded interactions that were never played, as `#position METHOD url`.
     public let unused: [String]
-    /// Set when the final save of the cassette failed.
+    /// Set when the final save of the cassette failed; it says how many of the recordings are not in the
+    /// file and where they are (the journal, or a file in the temporary folder).
     public let saveError: String?
     /// Recordings older than the maximum age that were replayed, as `#position METHOD url (recorded at)`.
     public var stale: [String] = []
@@ -48,7 +49,13 @@ public struct ProxySummary: Sendable {
         let missed = counts[.miss, default: 0]
         if let cassettePath {
             if mode.records {
-                lines.append("recorded \(recorded) interaction\(recorded == 1 ? "" : "s") to \(cassettePath)")
+                let interactions = "\(recorded) interaction\(recorded == 1 ? "" : "s")"
+                // A failed final save never reads as a full one: the error below says what is where.
+                lines.append(
+                    saveError == nil
+                        ? "recorded \(interactions) to \(cassettePath)"
+                        : "answered \(interactions) to record, but not all of them reached \(cassettePath) (see the error below)"
+                )
             }
             lines.append("replayed \(replayed), missed \(missed)")
         }

@@ -5,6 +5,12 @@ import NIOSSL
 import SwiftASN1
 import X509
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Kakapo's own certificate authority: a P-256 key and a self-signed CA certificate kept in a folder
 /// (`~/.kakapo/ca` unless told otherwise), created on first use. It signs the certificates Kakapo
 /// answers intercepted hosts with. The key file is readable by its owner only and never leaves the
@@ -116,15 +122,47 @@ public final class CertificateAuthority: Sendable {
         } catch {
             throw TLSSetupError("cannot create the CA folder \(directory): \(error)")
         }
-        // The key is written with its final mode from the start, never readable by others even briefly.
-        guard files.createFile(atPath: keyPath, contents: Data(keyPEM.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw TLSSetupError("cannot write the CA key \(keyPath)") }
+        try writePrivately(Array(keyPEM.utf8), to: keyPath)
         guard files.createFile(atPath: certificatePath, contents: Data(certificatePEM.utf8)) else {
             try? files.removeItem(atPath: keyPath)
             throw TLSSetupError("cannot write the CA certificate \(certificatePath)")
         }
         return CertificateAuthority(
             certificatePath: certificatePath, keyPath: keyPath, certificate: certificate, key: key)
+    }
+
+    /// Writes a private key to `path` so that no other user can ever read it: a new file created 0600
+    /// (`O_CREAT | O_EXCL`, no link followed) beside it, written and flushed, then renamed into place. (A
+    /// file created with the default mode and restricted afterwards, as Foundation's `createFile` does
+    /// with attributes, is readable by others in between.)
+    static func writePrivately(_ bytes: [UInt8], to path: String) throws(TLSSetupError) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).\(getpid()).tmp"
+        ).path
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw TLSSetupError("cannot write the key \(path): \(String(cString: strerror(errno)))")
+        }
+        var written = 0
+        var failure: String?
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                break
+            }
+            written += count
+        }
+        if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
+        close(descriptor)
+        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        if let failure {
+            unlink(temporary)
+            throw TLSSetupError("cannot write the key \(path): \(failure)")
+        }
     }
 
     /// A TLS server context for `names` (host names or IP addresses), with a certificate this CA signs;
