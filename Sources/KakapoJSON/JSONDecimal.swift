@@ -73,4 +73,42 @@ struct JSONDecimal: Hashable, Sendable {
             self.hugeExponent = huge
         }
     }
+
+    /// -1, 0 or 1 as `a` is less than, equal to or greater than `b`, exactly.
+    static func order(_ a: JSONDecimal, _ b: JSONDecimal) -> Int {
+        let (signA, signB) = (a.sign, b.sign)
+        if signA != signB { return signA < signB ? -1 : 1 }
+        if signA == 0 { return 0 }
+        let magnitude = orderOfMagnitude(a, b)
+        return signA * magnitude
+    }
+
+    private var sign: Int { digits.isEmpty ? 0 : (negative ? -1 : 1) }
+
+    /// The order of |a| and |b|, both non-zero: first by the position of the leading digit, then digit by
+    /// digit.
+    private static func orderOfMagnitude(_ a: JSONDecimal, _ b: JSONDecimal) -> Int {
+        if a.hugeExponent != nil || b.hugeExponent != nil {
+            let (x, y) = (hugeRank(a), hugeRank(b))
+            if x != y { return x < y ? -1 : 1 }
+            if a.hugeExponent != b.hugeExponent {
+                // Both huge with the same sign: the longer (then larger) exponent is further from zero.
+                let (p, q) = (a.hugeExponent!, b.hugeExponent!)
+                let positive = !p.hasPrefix("-")
+                let farther = p.count != q.count ? p.count > q.count : p > q
+                return farther == positive ? 1 : -1
+            }
+        }
+        // The leading digit sits at 10^(count + exponent - 1); digits.count is at most the literal's length.
+        let (leadA, leadB) = (a.digits.count + a.exponent, b.digits.count + b.exponent)
+        if leadA != leadB { return leadA < leadB ? -1 : 1 }
+        for (x, y) in zip(a.digits, b.digits) where x != y { return x < y ? -1 : 1 }
+        return a.digits.count == b.digits.count ? 0 : (a.digits.count < b.digits.count ? -1 : 1)
+    }
+
+    /// -1 for a huge negative exponent (tiny), 1 for a huge positive one, 0 for an ordinary exponent.
+    private static func hugeRank(_ value: JSONDecimal) -> Int {
+        guard let huge = value.hugeExponent else { return 0 }
+        return huge.hasPrefix("-") ? -1 : 1
+    }
 }

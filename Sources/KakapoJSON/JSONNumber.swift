@@ -35,4 +35,13 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         guard let value = JSONDecimal(literal), let otherValue = JSONDecimal(other.literal) else { return false }
         return value == otherValue
     }
+
+    /// -1, 0 or 1 as this number is less than, equal to or greater than `other`, by exact decimal value
+    /// (doubles only for a literal that is not a JSON number).
+    public func compare(to other: JSONNumber) -> Int {
+        guard let value = JSONDecimal(literal), let otherValue = JSONDecimal(other.literal) else {
+            return doubleValue < other.doubleValue ? -1 : (doubleValue > other.doubleValue ? 1 : 0)
+        }
+        return JSONDecimal.order(value, otherValue)
+    }
 }

@@ -208,7 +208,7 @@ struct CollectionQuery {
     static func compare(_ a: JSONValue?, _ b: JSONValue?) -> Int {
         switch (a, b) {
         case (.number(let x)?, .number(let y)?):
-            return x.doubleValue < y.doubleValue ? -1 : (x.doubleValue > y.doubleValue ? 1 : 0)
+            return x.compare(to: y)
         case (.string(let x)?, .string(let y)?): return x < y ? -1 : (x > y ? 1 : 0)
         case (nil, nil): return 0
         case (nil, _): return 1

@@ -39,4 +39,22 @@ struct TrustNumbersJSONTests {
         #expect(Set([one, JSONNumber(literal: "1.0"), JSONNumber(literal: "1")]).count == 2)
         #expect(JSONWriter().write(.number(one)) == Array("1.0".utf8))
     }
+
+    @Test("numbers order by exact value: neighbours of long integers, tiny and huge exponents, signs")
+    func ordering() {
+        let ascending = [
+            "-1e99999999999999999999", "-7e999", "-1e400", "-2", "-1.9999999999999999999", "-1e-400",
+            "-1e-99999999999999999999", "0", "1e-99999999999999999999", "1e-400", "0.1", "0.10000000000000001", "1",
+            "1.9999999999999999999", "2", "9007199254740992", "9007199254740993", "12345678901234567890123456788",
+            "12345678901234567890123456789", "1e400", "7e999", "1e99999999999999999998", "1e99999999999999999999",
+        ]
+        for (i, a) in ascending.enumerated() {
+            for (j, b) in ascending.enumerated() {
+                let expected = i < j ? -1 : (i > j ? 1 : 0)
+                #expect(JSONNumber(literal: a).compare(to: JSONNumber(literal: b)) == expected, "\(a) vs \(b)")
+            }
+        }
+        #expect(JSONNumber(literal: "1.0").compare(to: JSONNumber(literal: "10e-1")) == 0)
+        #expect(JSONNumber(literal: "-0").compare(to: JSONNumber(literal: "0.0")) == 0)
+    }
 }

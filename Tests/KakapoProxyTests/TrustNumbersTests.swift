@@ -38,6 +38,26 @@ struct TrustNumbersTests {
         await harness.stop()
     }
 
+    @Test("_gte, _lte and _sort order long numbers by their digits, not as doubles")
+    func exactOrdering() async throws {
+        let harness = try await ProxyHarness.serving(
+            routes: #"{"resources": [{"path": "/big", "seed": "big.json"}]}"#,
+            files: [
+                "big.json": #"""
+                [{"id": 1, "n": 12345678901234567890123456789}, {"id": 2, "n": 12345678901234567890123456788},
+                 {"id": 3, "n": 7e999}, {"id": 4, "n": 1e400}]
+                """#
+            ])
+        func ids(_ query: String) async throws -> [Int] {
+            try RouteResourceTests.ids(try await harness.client.send(.get, "/big?" + query))
+        }
+        #expect(try await ids("n_gte=12345678901234567890123456789&n_lte=1e30") == [1])
+        #expect(try await ids("n_lte=12345678901234567890123456788") == [2])
+        #expect(try await ids("n_gte=2e999") == [3])
+        #expect(try await ids("_sort=n") == [2, 1, 4, 3])
+        await harness.stop()
+    }
+
     @Test("a Host that is not host[:port] never reaches the Link header: the links are relative")
     func linkHost() async throws {
         let harness = try await Self.todos()
