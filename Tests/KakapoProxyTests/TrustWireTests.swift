@@ -64,6 +64,42 @@ struct TrustWireTests {
         await proxy.stop()
     }
 
+    /// A name other than localhost that /etc/hosts points at loopback (`vm`, the machine's own name), if any.
+    static var loopbackAlias: String? {
+        guard let hosts = try? String(contentsOfFile: "/etc/hosts", encoding: .utf8) else { return nil }
+        for line in hosts.split(separator: "\n") where line.hasPrefix("127.") {
+            let names = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst()
+            if let name = names.first(where: { !$0.hasPrefix("#") && !$0.lowercased().contains("localhost") }) {
+                return String(name)
+            }
+        }
+        return nil
+    }
+
+    @Test(
+        "a host name that resolves to loopback does not lead through the proxy to the admin API either",
+        .enabled(if: TrustWireTests.loopbackAlias != nil, "no name other than localhost points at loopback here"))
+    func loopbackAliasThroughTheProxy() async throws {
+        let alias = try #require(Self.loopbackAlias)
+        let proxy = try await Self.forwardProxy()
+        let route = #"{"id": "alias", "path": "/alias", "response": {}}"#
+        // Forwarded, the request comes back with `Host: alias:port`, which the admin API does not take.
+        let absolute = try RawConnection(port: proxy.port)
+        absolute.send(
+            "POST http://\(alias):\(proxy.port)/__kakapo/routes HTTP/1.1\r\nHost: \(alias):\(proxy.port)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(route.utf8.count)\r\n\r\n\(route)")
+        let answer = absolute.receive { $0.contains("}") }
+        #expect(Self.status(of: answer.text) == 403, "\(answer.text.prefix(300))")
+        // A tunnel is refused once connected, when its peer turns out to be Kakapo's own address.
+        let tunnel = try RawConnection(port: proxy.port)
+        tunnel.send("CONNECT \(alias):\(proxy.port) HTTP/1.1\r\nHost: \(alias):\(proxy.port)\r\n\r\n")
+        let refused = tunnel.receive()
+        #expect(Self.status(of: refused.text) == 403, "\(refused.text.prefix(300))")
+        #expect(refused.text.contains("Kakapo itself"))
+        #expect(!(try await proxy.client.send(.get, "/__kakapo/routes").text.contains("alias")))
+        await proxy.stop()
+    }
+
     // MARK: Browsers
 
     static func adminServer(token: String? = nil) async throws -> ProxyHarness {
