@@ -69,9 +69,26 @@ struct CollectionQuery {
         }
     }
 
-    /// The answer to a list request over `entities` (in store order).
-    func respond(_ entities: [JSONValue], request: HTTPRequest) -> HTTPResponse {
-        var selected = entities.filter(accepts)
+    /// The most `LinearRegex` steps the `_like` filters of one request may spend over a collection, so a
+    /// request's work on the event loop is bounded whatever the size of the Store (a few tens of
+    /// milliseconds in a release build).
+    static let patternBudget = 10_000_000
+
+    /// The answer to a list request over `entities` (in store order); a 400 when the `_like` patterns
+    /// would cost more than `patternBudget` over them.
+    func respond(_ entities: [JSONValue], request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        var budget = CollectionQuery.patternBudget
+        var selected: [JSONValue] = []
+        for entity in entities {
+            guard let accepted = accepts(entity, budget: &budget) else {
+                throw HTTPError(
+                    status: 400,
+                    message:
+                        "the _like patterns need more than \(CollectionQuery.patternBudget) steps over this collection; "
+                        + "use a simpler pattern or narrow the list with other filters first")
+            }
+            if accepted { selected.append(entity) }
+        }
         if !sort.isEmpty {
             selected = selected.enumerated().sorted { a, b in
                 for (field, descending) in sort {
@@ -102,24 +119,38 @@ struct CollectionQuery {
         return HTTPResponse(status: 200, headers: headers, body: JSONWriter().write(.array(selected)))
     }
 
-    private func accepts(_ entity: JSONValue) -> Bool {
-        filters.allSatisfy { filter in
-            switch filter {
-            case .equals(let field, let values):
+    /// Whether `entity` passes every filter; nil when `budget` runs out.
+    private func accepts(_ entity: JSONValue, budget: inout Int) -> Bool? {
+        for filter in filters {
+            let passes: Bool
+            if case .like(let field, let regex) = filter {
                 guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
-                return values.contains(text)
-            case .notEquals(let field, let value):
-                return CollectionQuery.text(CollectionQuery.field(field, of: entity)) != value
-            case .atLeast(let field, let value):
-                guard let found = CollectionQuery.field(field, of: entity) else { return false }
-                return CollectionQuery.compare(found, CollectionQuery.parse(value)) >= 0
-            case .atMost(let field, let value):
-                guard let found = CollectionQuery.field(field, of: entity) else { return false }
-                return CollectionQuery.compare(found, CollectionQuery.parse(value)) <= 0
-            case .like(let field, let regex):
-                guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
-                return regex.matches(text)
+                guard let matched = regex.matches(text, budget: &budget) else { return nil }
+                passes = matched
+            } else {
+                passes = accepts(entity, filter)
             }
+            if !passes { return false }
+        }
+        return true
+    }
+
+    /// Whether `entity` passes one filter other than `_like`.
+    private func accepts(_ entity: JSONValue, _ filter: Filter) -> Bool {
+        switch filter {
+        case .equals(let field, let values):
+            guard let text = CollectionQuery.text(CollectionQuery.field(field, of: entity)) else { return false }
+            return values.contains(text)
+        case .notEquals(let field, let value):
+            return CollectionQuery.text(CollectionQuery.field(field, of: entity)) != value
+        case .atLeast(let field, let value):
+            guard let found = CollectionQuery.field(field, of: entity) else { return false }
+            return CollectionQuery.compare(found, CollectionQuery.parse(value)) >= 0
+        case .atMost(let field, let value):
+            guard let found = CollectionQuery.field(field, of: entity) else { return false }
+            return CollectionQuery.compare(found, CollectionQuery.parse(value)) <= 0
+        case .like:
+            return true  // matched with a budget in accepts(_:budget:)
         }
     }
 

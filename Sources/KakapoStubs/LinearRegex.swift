@@ -59,6 +59,15 @@ public struct LinearRegex: Sendable {
 
     /// Whether the pattern matches `text` (anywhere in it, or all of it for a whole-value pattern).
     public func matches(_ text: String) -> Bool {
+        var unlimited = Int.max
+        return matches(text, budget: &unlimited) ?? false
+    }
+
+    /// Whether the pattern matches `text`, spending at most `budget` steps (one per live state per
+    /// character, what the linear bound counts); nil when the budget runs out first. A caller matching many
+    /// values for one request (a `_like` over a whole collection) shares one budget among them, so the
+    /// request's total work is bounded, not only each value's.
+    public func matches(_ text: String, budget: inout Int) -> Bool? {
         let input = Array(text.unicodeScalars)
         var marks = [Int](repeating: -1, count: program.count)
         var current: [Int] = []
@@ -75,6 +84,8 @@ public struct LinearRegex: Sendable {
                 continue
             }
             guard position < input.count else { break }
+            budget -= current.count + 1
+            if budget < 0 { return nil }
             let scalar = input[position]
             let folded = caseInsensitive ? LinearRegex.fold(scalar) : scalar
             for pc in current {

@@ -33,6 +33,20 @@ struct TrustPatternsTests {
         await harness.stop()
     }
 
+    @Test("a _like whose linear work over the whole collection passes the request's budget answers 400, quickly")
+    func costlyLike() async throws {
+        let seed = "[" + (1...20).map { #"{"id": \#($0), "title": "\#(Self.longA)"}"# }.joined(separator: ",") + "]"
+        let harness = try await ProxyHarness.serving(
+            routes: #"{"resources": [{"path": "/todos", "seed": "todos.json"}]}"#, files: ["todos.json": seed])
+        let started = ContinuousClock.now
+        let answer = try await harness.client.send(.get, "/todos?title_like=(.*a)%7B300%7Db")
+        #expect(answer.status == 400, "\(answer.text.prefix(100))")
+        #expect(answer.text.contains("steps over this collection"), "\(answer.text)")
+        #expect(ContinuousClock.now - started < .seconds(10), "took \(ContinuousClock.now - started)")
+        #expect(try await harness.client.send(.get, "/__kakapo/health").status == 200)
+        await harness.stop()
+    }
+
     @Test("a backreference or lookaround in _like answers 400 saying so")
     func refusedLike() async throws {
         let harness = try await ProxyHarness.serving(
