@@ -121,14 +121,9 @@ enum CredentialNames {
         "alg", "timeout", "changed", "updated", "created", "provider", "strategy", "level",
     ]
 
-    /// False when `name` shares no stem with any credential word (most names: `Content-Type`, `page`).
+    /// False when `name` shares no stem with any credential word (most names: `Content-Type`, `page`),
+    /// found without copying or lowercasing it.
     private static func mightBeCredential(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        return stems.contains { lowered.contains($0) } || lowered == "code"
+        CredentialValues.mightHoldCredential(name)
     }
-
-    private static let stems = [
-        "tok", "secret", "pass", "pwd", "sig", "cred", "sess", "auth", "assert", "cookie", "csrf", "xsrf", "jwt",
-        "otp", "key",
-    ]
 }

@@ -174,6 +174,41 @@ enum CredentialValues {
         ("AIza", 30, "Google API key"),
     ]
 
+    /// False when `bytes` holds nothing that could start a credential name or value (checked in one
+    /// pass, without case): most bodies are let through without being parsed.
+    static func mightHoldCredential(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer(mightHoldCredential)
+    }
+
+    /// The same for a name (no copy of a native string).
+    static func mightHoldCredential(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable(mightHoldCredential) ?? mightHoldCredential(Array(text.utf8))
+    }
+
+    private static func mightHoldCredential(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in buffer.indices {
+            let byte = buffer[index] | 0x20
+            guard byte >= 0x61, byte <= 0x7A else { continue }
+            for stem in stemsByFirstLetter[Int(byte - 0x61)] where index + stem.count <= buffer.count {
+                var offset = 1
+                while offset < stem.count && buffer[index + offset] | 0x20 == stem[offset] { offset += 1 }
+                if offset == stem.count { return true }
+            }
+        }
+        return false
+    }
+
+    /// The stems of credential names and the starts of secret-shaped values, lowercased, by first letter.
+    private static let stemsByFirstLetter: [[[UInt8]]] = {
+        let stems = [
+            "tok", "secret", "pass", "pwd", "sig", "cred", "sess", "auth", "assert", "cookie", "csrf", "xsrf", "jwt",
+            "otp", "key", "code", "eyj", "akia", "asia", "bearer", "basic", "gh", "xox", "sk_", "rk_", "aiza",
+        ]
+        var table = [[[UInt8]]](repeating: [], count: 26)
+        for stem in stems { table[Int(stem.utf8.first! - 0x61)].append(Array(stem.utf8)) }
+        return table
+    }()
+
     private static func hasPrefix(
         _ prefix: String, at index: Int, in bytes: [UInt8], caseInsensitive: Bool = false
     ) -> Bool {

@@ -278,6 +278,9 @@ public struct Redactor: Hashable, Sendable {
         }
         guard byShape || allowlist != nil || !jsonPointers.isEmpty, Self.isText(contentType) else { return body }
         return Self.transformContent(body, headers: headers) { content in
+            guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(content) else {
+                return content
+            }
             guard JSONParser.looksLikeContainer(content), let value = try? JSONParser.parse(content) else {
                 return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
             }
@@ -388,7 +391,8 @@ public struct Redactor: Hashable, Sendable {
                 values.formUnion(CredentialValues.values(in: plain))
             }
         }
-        if byShape || allowlist != nil || !jsonPointers.isEmpty,
+        if allowlist != nil || !jsonPointers.isEmpty
+            || (byShape && CredentialValues.mightHoldCredential(interaction.request.body)),
             JSONParser.looksLikeContainer(interaction.request.body),
             let json = try? JSONParser.parse(interaction.request.body)
         {
