@@ -147,9 +147,19 @@ public enum CassetteFile {
     }
 
     /// Writes `bytes` to `path` atomically (temporary file, fsync, rename), holding the file's
-    /// `CassetteLock`: refused (`locked`, naming the process) while a recording or another writer holds it.
+    /// `CassetteLock`: refused (`locked`, naming the process) while a recording or another writer holds it,
+    /// and when this process read the file at `path` and it has changed on disk since.
     public static func write(_ bytes: [UInt8], to path: String) throws(CassetteError) {
         try CassetteLock.withLock(path) { () throws(CassetteError) -> Void in
+            // A command that read the file, then changed it (`cassette redact`, `verify --update`) must not
+            // write over what a recording saved since the read.
+            if let loaded = CassetteFileStamp.whenLoaded(path), loaded != CassetteFileStamp.current(path) {
+                throw CassetteError(
+                    code: .locked, file: path,
+                    message:
+                        "the cassette changed on disk after it was read here (a recording saved it meanwhile); run the command again"
+                )
+            }
             try writeAtomically(to: path) { emit in try bytes.withUnsafeBytes(emit) }
         }
         // What this process loaded from there is not what is there now.

@@ -47,6 +47,27 @@ struct TrustCassetteFilesTests {
         try CassetteFile.save(Cassette(), to: path)
     }
 
+    @Test("a command that read the cassette before a recording saved it cannot write over that recording")
+    func staleSaveRefused() throws {
+        let path = try temporaryPath()
+        try CassetteFile.save(Cassette(interactions: [Self.interaction("/old")]), to: path)
+        // `kakapo cassette redact` or `verify --update` reads the file, and works on it for a while ...
+        var edited = try CassetteFile.load(path)
+        // ... while a recording starts, records and ends.
+        let recording = CassetteSession(path: path, cassette: try CassetteFile.load(path), redactor: .disabled)
+        try recording.startAutosave(interval: 0.05)
+        recording.record(Self.interaction("/recorded"), replacing: false)
+        try recording.close()
+        edited.interactions.append(Self.interaction("/edited"))
+        #expect(throws: CassetteError.self) { try CassetteFile.save(edited, to: path) }
+        #expect(try CassetteFile.load(path).interactions.map(\.request.target) == ["/old", "/recorded"])
+        // Read again, the change goes through.
+        edited = try CassetteFile.load(path)
+        edited.interactions.append(Self.interaction("/edited"))
+        try CassetteFile.save(edited, to: path)
+        #expect(try CassetteFile.load(path).interactions.count == 3)
+    }
+
     @Test(
         "a recording that read the file before another recording's final save is refused when it starts, so it cannot write over that save"
     )
