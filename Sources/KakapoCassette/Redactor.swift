@@ -285,15 +285,20 @@ public struct Redactor: Hashable, Sendable {
                 return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
             }
             var rewritten = value
+            var changed = false
             for pointer in jsonPointers {
                 guard let found = rewritten[pointer: pointer], found != .string(Redactor.placeholder) else { continue }
                 rewritten = rewritten.replacing(pointer, with: .string(Redactor.placeholder))
                 redacted.append(pointer.description)
+                changed = true
             }
-            if byShape || allowlist != nil {
-                rewritten = redact(json: rewritten, name: nil, side: side, noting: &redacted)
+            if byShape || allowlist != nil,
+                let replaced = redact(json: rewritten, name: nil, side: side, noting: &redacted)
+            {
+                rewritten = replaced
+                changed = true
             }
-            guard rewritten != value else { return content }
+            guard changed else { return content }
             return (JSONLayout.detect(content, value: value) ?? .compact).write(rewritten)
         }
     }
@@ -304,40 +309,49 @@ public struct Redactor: Hashable, Sendable {
         return CredentialValues.redacting(bytes, noting: &redacted) ?? bytes
     }
 
-    /// JSON with the values of secret members replaced, at any depth; `name` is the member the value
-    /// belongs to (array elements belong to the array's member).
-    private func redact(json: JSONValue, name: String?, side: Side, noting redacted: inout [String]) -> JSONValue {
+    /// JSON with the values of secret members replaced, at any depth, or nil when nothing in it is
+    /// secret; `name` is the member the value belongs to (array elements belong to the array's member).
+    private func redact(json: JSONValue, name: String?, side: Side, noting redacted: inout [String]) -> JSONValue? {
         switch json {
         case .object(let object):
-            return .object(
-                JSONObject(
-                    object.members.map { member in
-                        (member.key, redact(json: member.value, name: member.key, side: side, noting: &redacted))
-                    }))
+            var members: [(String, JSONValue)]?
+            for (index, member) in object.members.enumerated() {
+                guard let replaced = redact(json: member.value, name: member.key, side: side, noting: &redacted)
+                else { continue }
+                if members == nil { members = object.members.map { ($0.key, $0.value) } }
+                members?[index].1 = replaced
+            }
+            return members.map { .object(JSONObject($0)) }
         case .array(let elements):
-            return .array(elements.map { redact(json: $0, name: name, side: side, noting: &redacted) })
+            var copy: [JSONValue]?
+            for (index, element) in elements.enumerated() {
+                guard let replaced = redact(json: element, name: name, side: side, noting: &redacted) else { continue }
+                if copy == nil { copy = elements }
+                copy?[index] = replaced
+            }
+            return copy.map { .array($0) }
         case .string(let text):
-            guard !text.isEmpty, text != Redactor.placeholder else { return json }
+            guard !text.isEmpty, text != Redactor.placeholder else { return nil }
             if let name {
                 if isSecretField(name) {
                     redacted.append(name)
                     return .string(Redactor.placeholder)
                 }
-                if isKept(name) { return json }
+                if isKept(name) { return nil }
             }
-            guard byShape else { return json }
+            guard byShape, CredentialValues.mightHoldCredential(text) else { return nil }
             var kinds: [String] = []
             let rewritten = CredentialValues.redacting(text, noting: &kinds)
-            guard rewritten != text else { return json }
+            guard rewritten != text else { return nil }
             redacted += kinds
             return .string(side == .request ? Redactor.placeholder : rewritten)
         case .number, .bool:
-            guard let name, isSecretField(name) else { return json }
-            if case .bool = json, allowlist == nil { return json }
+            guard let name, isSecretField(name) else { return nil }
+            if case .bool = json, allowlist == nil { return nil }
             redacted.append(name)
             return .string(Redactor.placeholder)
         case .null:
-            return json
+            return nil
         }
     }
 
