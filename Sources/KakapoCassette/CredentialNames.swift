@@ -17,7 +17,8 @@
 /// - Pagination tokens are not secrets: `page_token`, `nextPageToken`, `NextToken`,
 ///   `continuation_token`, `syncToken`.
 ///
-/// `auth` is a word of its own, so `author` is not a credential; `tokens` is a count (`max_tokens`), not
+/// CORS headers (`Access-Control-Allow-Credentials`) and, in JSON, ids (`sessionId`, `api_key_id`) are not
+/// credentials either. `auth` is a word of its own, so `author` is not a credential; `tokens` is a count (`max_tokens`), not
 /// a token. The exact name `code` is the OAuth authorization code in query strings and form bodies only
 /// (in JSON it is an error code).
 enum CredentialNames {
@@ -36,6 +37,11 @@ enum CredentialNames {
         guard let last = words.last else { return false }
         if place == .query && words == ["code"] { return true }
         if words.count > 1 && describingWords.contains(last) { return false }
+        // CORS headers name credentials without holding any (`Access-Control-Allow-Credentials: true`).
+        if place == .header && words.starts(with: ["access", "control"]) { return false }
+        // In JSON an id names a resource more often than it grants access (`sessionId`, `api_key_id`), and
+        // a client sends it back in the next URL: kept, so a replayed flow still finds its way.
+        if place == .json && (last == "id" || last == "ids" || last == "sessionid") { return false }
         for (position, word) in words.enumerated() {
             let previous = position > 0 ? words[position - 1] : nil
             if word == "key" {

@@ -19,11 +19,11 @@ struct TrustSecretsNamesTests {
         }
         for query in [
             "X-Amz-Signature", "X-Amz-Credential", "refresh_token", "code", "auth", "id_token", "session", "passwd",
-            "private_token", "key", "client_assertion", "sig", "clientSecret", "access-token",
+            "private_token", "key", "client_assertion", "sig", "clientSecret", "access-token", "session_id",
         ] {
             #expect(redactor.isSecretQueryParameter(query), "\(query)")
         }
-        for member in ["password", "token", "apiKey", "access_token", "sessionId", "userPassword", "secret_key"] {
+        for member in ["password", "token", "apiKey", "access_token", "session", "userPassword", "secret_key"] {
             #expect(redactor.isSecretField(member), "\(member)")
         }
     }
@@ -32,6 +32,7 @@ struct TrustSecretsNamesTests {
     func ordinaryNames() {
         for header in [
             "Content-Length", "Content-Type", "Cache-Key", "Keep-Alive", "Sec-WebSocket-Key", "X-Request-Id", "Accept",
+            "Access-Control-Allow-Credentials", "WWW-Authenticate",
         ] {
             #expect(!redactor.isSecretHeader(header), "\(header)")
         }
@@ -41,6 +42,7 @@ struct TrustSecretsNamesTests {
         for member in [
             "token_type", "expires_in", "author", "max_tokens", "prompt_tokens", "key", "code", "primary_key",
             "password_hint", "oauth_signature_method", "client_assertion_type", "NextToken", "session_count",
+            "sessionId",
         ] {
             #expect(!redactor.isSecretField(member), "\(member)")
         }
