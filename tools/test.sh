@@ -17,6 +17,12 @@ if swift format --version >/dev/null 2>&1; then
     tools/format.sh --lint
 fi
 
+# A short, repeatable smoke of every fuzzing entry point (tools/fuzz; libFuzzer comes with the toolchain
+# on Linux). It builds its own instrumented copy in .build-fuzz.
+if [ "$(uname)" = Linux ]; then
+    tools/fuzz/run --runs 2000
+fi
+
 # A throwaway PostgreSQL server for the shared-Store tests (installed with apt-get when missing).
 pgdir=$(mktemp -d)
 trap 'tools/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "$log"' EXIT
