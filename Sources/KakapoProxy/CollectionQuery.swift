@@ -24,9 +24,20 @@ struct CollectionQuery {
     private var limit: Int?
     private let items: [QueryItem]
 
-    /// Reads the query of `request`; throws a 400 for a malformed `_page`, `_limit` or `_like`.
+    /// The most query parameters, and the most `_sort` fields, one list request may carry: each costs work
+    /// per entity (and repeated names are grouped), so their number is bounded like any number from outside.
+    static let mostParameters = 256
+    static let mostSortFields = 32
+
+    /// Reads the query of `request`; throws a 400 for a malformed `_page`, `_limit` or `_like`, or for
+    /// more than `mostParameters` parameters or `mostSortFields` sort fields.
     init(_ request: HTTPRequest) throws(HTTPError) {
         items = request.decodedQueryItems
+        guard items.count <= CollectionQuery.mostParameters else {
+            throw HTTPError(
+                status: 400,
+                message: "a list takes at most \(CollectionQuery.mostParameters) query parameters, not \(items.count)")
+        }
         var equals: [(String, [String])] = []
         var sortFields: [String] = []
         var orders: [String] = []
@@ -60,6 +71,11 @@ struct CollectionQuery {
             }
         }
         filters += equals.map { .equals($0.0, $0.1) }
+        guard sortFields.count <= CollectionQuery.mostSortFields else {
+            throw HTTPError(
+                status: 400,
+                message: "_sort takes at most \(CollectionQuery.mostSortFields) fields, not \(sortFields.count)")
+        }
         for (index, field) in sortFields.enumerated() {
             let order = index < orders.count ? orders[index] : orders.last ?? "asc"
             guard order == "asc" || order == "desc" else {

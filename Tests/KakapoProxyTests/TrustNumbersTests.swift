@@ -28,6 +28,23 @@ struct TrustNumbersTests {
         await harness.stop()
     }
 
+    @Test("thousands of query parameters or sort fields answer 400 at once instead of costing per entity")
+    func manyParameters() async throws {
+        let harness = try await Self.todos()
+        let started = ContinuousClock.now
+        let parameters = (0..<8_000).map { "f\($0)=1" }.joined(separator: "&")
+        let many = try await harness.client.send(.get, "/todos?" + parameters)
+        #expect(many.status == 400)
+        #expect(many.text.contains("at most 256 query parameters"), "\(many.text)")
+        let sorts = try await harness.client.send(
+            .get, "/todos?_sort=" + (0..<8_000).map { "f\($0)" }.joined(separator: ","))
+        #expect(sorts.status == 400)
+        #expect(sorts.text.contains("_sort takes at most 32 fields"), "\(sorts.text)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(try await harness.client.send(.get, "/todos?_sort=priority,id&done=false").status == 200)
+        await harness.stop()
+    }
+
     @Test("the largest page and limit accepted do not overflow: an empty page, 200")
     func largestPage() async throws {
         let harness = try await Self.todos()
