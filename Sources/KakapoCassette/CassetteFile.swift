@@ -248,9 +248,11 @@ public enum CassetteFile {
         return current
     }
 
-    /// Checks that a cassette can be written at `path`, creating nothing that stays behind.
+    /// Checks that a cassette can be written at `path` (at its target when it is a symbolic link), creating
+    /// nothing that stays behind.
     public static func checkWritable(_ path: String) throws(CassetteError) {
-        let url = URL(fileURLWithPath: path)
+        // A link's target is what gets written, beside itself.
+        let url = URL(fileURLWithPath: resolvingLinks(path))
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {

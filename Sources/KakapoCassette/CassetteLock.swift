@@ -64,7 +64,9 @@ public final class CassetteLock: Sendable {
                 if busy { throw held(cassettePath, lock: path, holder: holder) }
                 throw CassetteError(code: .notWritable, file: cassettePath, message: "cannot lock \(path): \(reason)")
             }
-            guard CassetteFileStamp.of(descriptor: descriptor).map(\.inode) == linkStamp(path)?.inode else {
+            guard let locked = CassetteFileStamp.of(descriptor: descriptor), let named = linkStamp(path),
+                locked.device == named.device, locked.inode == named.inode
+            else {
                 close(descriptor)
                 continue
             }
