@@ -37,6 +37,12 @@ public final class CassetteJournal {
         path = Self.path(for: cassettePath)
         mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
         var opened = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+        if opened >= 0 && lseek(opened, 0, SEEK_END) == 0 {
+            // An empty one left behind is made again, with the cassette's permissions.
+            close(opened)
+            opened = -1
+            errno = ENOENT
+        }
         if opened < 0 && errno == ENOENT {
             opened = try CassetteFile.createExclusively(path, mode: mode, access: O_RDWR | O_APPEND, file: cassettePath)
         }
