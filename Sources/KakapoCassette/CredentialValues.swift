@@ -54,12 +54,15 @@ enum CredentialValues {
 
     /// The text with every span replaced, or the text itself.
     static func redacting(_ text: String, noting kinds: inout [String]) -> String {
-        guard let rewritten = redacting(Array(text.utf8), noting: &kinds) else { return text }
+        guard mightHoldCredential(text), let rewritten = redacting(Array(text.utf8), noting: &kinds) else {
+            return text
+        }
         return String(decoding: rewritten, as: UTF8.self)
     }
 
     /// The secrets themselves, for finding them echoed elsewhere.
     static func values(in text: String) -> [String] {
+        guard mightHoldCredential(text) else { return [] }
         let bytes = Array(text.utf8)
         return spans(in: bytes).map { String(decoding: bytes[$0.range], as: UTF8.self) }
     }
@@ -180,8 +183,8 @@ enum CredentialValues {
         bytes.withUnsafeBufferPointer(mightHoldCredential)
     }
 
-    /// The same for a name (no copy of a native string).
-    static func mightHoldCredential(_ text: String) -> Bool {
+    /// The same for a name or a value (no copy of a native string).
+    static func mightHoldCredential(_ text: some StringProtocol) -> Bool {
         text.utf8.withContiguousStorageIfAvailable(mightHoldCredential) ?? mightHoldCredential(Array(text.utf8))
     }
 

@@ -249,7 +249,7 @@ public struct Redactor: Hashable, Sendable {
             guard !value.isEmpty, value != Redactor.placeholder else { return String(part) }
             if isSecretQueryParameter(name) {
                 redacted.append(name)
-            } else if byShape && !isKept(name) {
+            } else if byShape && CredentialValues.mightHoldCredential(value) && !isKept(name) {
                 var kinds: [String] = []
                 let plain = String(value).removingPercentEncodingLeniently()
                 guard
