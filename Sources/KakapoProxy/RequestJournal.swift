@@ -77,7 +77,7 @@ public final class RequestJournal: Sendable {
         let count = url.utf8.count
         guard count > urlLimit else { return url }
         var end = url.utf8.index(url.utf8.startIndex, offsetBy: urlLimit)
-        while end > url.startIndex && !url.unicodeScalars.indices.contains(end) { end = url.utf8.index(before: end) }
+        while end > url.startIndex && UTF8.isContinuation(url.utf8[end]) { end = url.utf8.index(before: end) }
         let kept = url[..<end]
         return kept + "...[\(count - kept.utf8.count) more bytes]"
     }
@@ -148,11 +148,6 @@ public final class RequestJournal: Sendable {
             state.recent = CircularBuffer()
             state.recentBytes = 0
         }
-    }
-
-    /// Bytes of URLs and paths the journal holds now (what `byteLimit` bounds).
-    public var heldBytes: Int {
-        state.withLockedValue { $0.recentBytes + $0.pathBytes + $0.missBytes }
     }
 
     /// How many answers each source gave.
