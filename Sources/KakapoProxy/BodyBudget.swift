@@ -31,8 +31,8 @@ final class BodyBudget: Sendable {
         used.subtract(bytes, ordering: .relaxed)
     }
 
-    /// The bytes held now.
-    var inUse: Int { used.load(ordering: .relaxed) }
+    /// The bytes that could be taken now.
+    var available: Int { limit - used.load(ordering: .relaxed) }
 }
 
 /// The budget a request's buffered body holds until the request is answered. Given back exactly once:

@@ -44,11 +44,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var bodyStream: RequestBodyStream?
     /// A streamed answer's head has gone out and its end has not.
     private var streamingAnswer = false
-    /// Bytes of the shared body budget the request being read holds (its declared length, or what has
-    /// arrived of a chunked body); handed to the request's `BodyReservation` when it is complete.
+    /// Bytes of the shared body budget the request being read holds (what has arrived of its body);
+    /// handed to the request's `BodyReservation` when it is complete.
     private var heldBodyBytes = 0
-    /// Whether `heldBodyBytes` was taken for the whole declared length at the head.
-    private var bodyPrepaid = false
 
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
@@ -99,14 +97,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 reject(context: context, head: head)
                 return
             }
-            if bodyStream == nil, let length, length > 0 {
-                // Taken at once, so a body that cannot fit is refused before the client sends it.
-                guard settings.bodyBudget.reserve(length) else {
-                    refuseForBudget(head: head, context: context)
-                    return
-                }
-                heldBodyBytes = length
-                bodyPrepaid = true
+            if bodyStream == nil, let length, length > settings.bodyBudget.available {
+                // Refused before the client sends it. The budget is taken as bytes arrive, so a client
+                // that announces a large body and sends nothing holds none of it.
+                refuseForBudget(head: head, context: context)
+                return
             }
             if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
                 // The client waits for permission before sending its body.
@@ -127,13 +122,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 reject(context: context, head: head)
                 return
             }
-            if !bodyPrepaid {
-                guard settings.bodyBudget.reserve(part.readableBytes) else {
-                    refuseForBudget(head: head, context: context)
-                    return
-                }
-                heldBodyBytes += part.readableBytes
+            guard settings.bodyBudget.reserve(part.readableBytes) else {
+                refuseForBudget(head: head, context: context)
+                return
             }
+            heldBodyBytes += part.readableBytes
             if body == nil {
                 body = part
             } else {
@@ -197,7 +190,6 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func releaseHeldBody() {
         settings.bodyBudget.release(heldBodyBytes)
         heldBodyBytes = 0
-        bodyPrepaid = false
     }
 
     /// Why a request head's `Host` is not acceptable, or nil: HTTP/1.1 needs exactly one (RFC 9112 3.2),
@@ -218,7 +210,6 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // Given back when the answer is ready, or when this request is dropped on the way.
         let reservation = BodyReservation(heldBodyBytes, of: settings.bodyBudget)
         heldBodyBytes = 0
-        bodyPrepaid = false
         let listening = ListeningAddress(
             configuredHost: pipeline.configuration.host, local: context.channel.localAddress)
         let headers = KakapoHTTP.HTTPHeaders(
