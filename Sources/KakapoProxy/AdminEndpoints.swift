@@ -4,7 +4,9 @@ import KakapoRouter
 import KakapoStubs
 
 /// `/__kakapo/*`: health, the request journal, and the attached stores (dump and reset). Answers only
-/// clients on loopback, or, when an admin token is configured, only requests that carry it.
+/// clients on loopback, or, when an admin token is configured, only requests that carry it; never requests
+/// that came through the forward proxy, and, without the token, nothing a web page could have sent
+/// (`browserRefusal`).
 enum AdminEndpoints {
     static let prefix = "/__kakapo/"
     static let routesPrefix = "/__kakapo/routes/"

@@ -32,7 +32,9 @@ public struct ProxyConfiguration: Sendable {
     /// Seconds within which a request must be fully received once its first byte arrived.
     public var requestReadTimeout: Double
     /// When set, the admin endpoints require `Authorization: Bearer <token>` and answer from any address;
-    /// when nil they answer loopback clients only.
+    /// when nil they answer loopback clients only. Without the token they also refuse what a web page could
+    /// send: a `Host` that is not loopback or the listening address, and changes that are not JSON or come
+    /// with a foreign `Origin` (`AdminEndpoints.browserRefusal`).
     public var adminToken: String?
     /// How long shutdown waits for requests in flight, in seconds.
     public var shutdownGracePeriod: Double
