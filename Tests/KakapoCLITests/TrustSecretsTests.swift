@@ -184,6 +184,35 @@ struct TrustSecretsTests {
         #expect(try await KakapoProcess.run(["cassette", "lint", path]).status == 0)
     }
 
+    @Test("import-har applies the same rules: credential names and a JWT never reach the cassette")
+    func harImport() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let responseText = #"{\"access_token\": \"resp-access-token-1\", \"id_token\": \"\#(Self.jwt)\"}"#
+        let har = #"""
+            {"log": {"version": "1.2", "entries": [{
+              "startedDateTime": "2026-11-20T10:00:00.100Z", "time": 12,
+              "request": {"method": "GET", "url": "https://api.example.com/v1/me?X-Amz-Credential=qry-amz-cred-777&page=1",
+                "headers": [{"name": "X-API-Token", "value": "hdr-api-token-111"}, {"name": "Private-Token", "value": "hdr-private-222"}]},
+              "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}, {"name": "X-Session-Token", "value": "resp-hdr-sess-5"}],
+                "content": {"mimeType": "application/json", "text": "\#(responseText)"}}
+            }]}}
+            """#
+        try har.write(toFile: directory + "/session.har", atomically: true, encoding: .utf8)
+        let imported = try await KakapoProcess.run([
+            "cassette", "import-har", directory + "/session.har", directory + "/api.json",
+        ])
+        #expect(imported.status == 0, "\(imported.error)")
+        let written = try String(contentsOfFile: directory + "/api.json", encoding: .utf8)
+        for secret in [
+            "hdr-api-token-111", "hdr-private-222", "qry-amz-cred-777", "resp-hdr-sess-5", "resp-access-token-1",
+            Self.jwt,
+        ] {
+            #expect(!written.contains(secret), "\(secret) reached the cassette")
+        }
+        #expect(written.contains("page=1"))
+        #expect(try await KakapoProcess.run(["cassette", "lint", directory + "/api.json"]).status == 0)
+    }
+
     @Test("--no-redact keeps a name; --redact-all-except redacts every name not listed")
     func keepAndAllowlist() async throws {
         let upstream = try await Self.api()
