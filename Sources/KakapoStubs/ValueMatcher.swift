@@ -8,6 +8,11 @@ enum ValueMatcher: Sendable {
     case matches(LinearRegex)
     case present(Bool)
 
+    /// The most `LinearRegex` steps one value may cost: a value the pattern cannot judge within it (a
+    /// large pattern over megabytes of body) does not match, so the route passes the request on rather
+    /// than hold the event loop.
+    static let stepBudget = 10_000_000
+
     /// Reads `"value"`, `{"matches": "regex"}` or `{"present": true}`.
     init(_ node: DefinitionNode) throws(RoutesError) {
         guard case .object(let members) = node.value, members.count == 1,
@@ -43,7 +48,8 @@ enum ValueMatcher: Sendable {
             }
         case .matches(let regex):
             guard let text else { return false }
-            return regex.matches(text)
+            var budget = ValueMatcher.stepBudget
+            return regex.matches(text, budget: &budget) ?? false
         }
     }
 

@@ -93,6 +93,27 @@ struct TrustPatternsTests {
         await harness.stop()
     }
 
+    @Test(
+        "a when.matches too costly for a large body value stops at its step budget: the route does not hold, even for a value that would match at its end"
+    )
+    func costlyWhenMatches() async throws {
+        let harness = try await ProxyHarness.serving(
+            routes: #"""
+                {"routes": [{"method": "POST", "path": "/notes", "when": {"json": {"/text": {"matches": "(.*a){300}b"}}},
+                             "response": {"text": "matched"}},
+                            {"method": "POST", "path": "/notes", "response": {"status": 422, "text": "no"}}]}
+                """#)
+        let started = ContinuousClock.now
+        let answer = try await harness.send(
+            .post, "/notes", json: #"{"text": "\#(String(repeating: "a", count: 200_000))b"}"#)
+        #expect(answer.status == 422)
+        #expect(ContinuousClock.now - started < .seconds(10), "took \(ContinuousClock.now - started)")
+        let small = try await harness.send(
+            .post, "/notes", json: #"{"text": "\#(String(repeating: "a", count: 300))b"}"#)
+        #expect(small.text == "matched")
+        await harness.stop()
+    }
+
     @Test("a routes file with a backreference or lookbehind in when.matches is refused at load, naming the key")
     func refusedWhenMatches() throws {
         let directory = try Fixtures.temporaryDirectory()
