@@ -43,11 +43,36 @@ public struct CredentialScanner: Sendable {
                 ("response", interaction.response.body, clean.response.body),
             ] where body != redacted {
                 let what = Self.hasBearerToken(String(decoding: body.prefix(1 << 20), as: UTF8.self))
-                let message = what ? "bearer token in the \(side) body" : "credential in the \(side) body"
-                findings.append(Finding(path: base + [.key(side), .key("body")], message: message))
+                var message = what ? "bearer token in the \(side) body" : "credential in the \(side) body"
+                var path = base + [.key(side), .key("body")]
+                if let (member, components) = Self.firstRedactedMember(body, redacted) {
+                    message += " at \(member)"
+                    path += [.key("json")] + components
+                }
+                findings.append(Finding(path: path, message: message))
             }
         }
         return findings
+    }
+
+    /// The first JSON member redaction changed, as a pointer and as the path to it in the file (where a
+    /// JSON body is stored under `json`); nil for bodies that are not JSON.
+    static func firstRedactedMember(_ body: [UInt8], _ redacted: [UInt8]) -> (JSONPointer, [JSONPathComponent])? {
+        guard JSONParser.looksLikeContainer(body), let before = try? JSONParser.parse(body),
+            let after = try? JSONParser.parse(redacted), let pointer = before.differences(from: after, limit: 1).first
+        else { return nil }
+        var components: [JSONPathComponent] = []
+        var value = before
+        for component in pointer.components {
+            if case .array(let elements) = value, let index = Int(component), elements.indices.contains(index) {
+                components.append(.index(index))
+                value = elements[index]
+            } else {
+                components.append(.key(component))
+                value = value.objectValue?[component] ?? .null
+            }
+        }
+        return (pointer, components)
     }
 
     static func hasBearerToken(_ text: String) -> Bool {

@@ -173,7 +173,7 @@ struct TrustSecretsTests {
         #expect(lint.error.contains("credential in response header X-Session-Token"))
         #expect(lint.error.contains("credential in a query parameter"))
         #expect(lint.error.contains("credential in the request body"))
-        #expect(lint.error.contains("credential in the response body"))
+        #expect(lint.error.contains("credential in the response body at /access_token"), "\(lint.error)")
 
         let redacted = try await KakapoProcess.run(["cassette", "redact", path])
         #expect(redacted.status == 0, "\(redacted.error)")
