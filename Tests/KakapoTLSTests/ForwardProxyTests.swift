@@ -166,7 +166,7 @@ extension HTTPSTests {
             #expect(closed)
             // A plain request next to them is answered as usual.
             let connection = try RawConnection(port: port)
-            connection.send("GET /__kakapo/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.send("GET /__kakapo/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let (health, _) = connection.receive { $0.contains("}") }
             #expect(health.hasPrefix("HTTP/1.1 200"))
             proxyProcess.send(SIGINT)
