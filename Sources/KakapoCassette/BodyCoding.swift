@@ -10,14 +10,29 @@ import KakapoJSON
 /// - `{"base64": "..."}` for binary data.
 ///
 /// A gzip or deflate body is stored decoded, with `"encoding": "gzip"`, and encoded again when loaded.
-/// An empty body is not stored at all.
+/// One that decodes to more than `ContentCoding.maximumDecodedBytes` is stored as sent (base64) with
+/// `"undecoded"` saying why, and replays byte for byte. An empty body is not stored at all.
 enum BodyCoding {
     static func encode(_ body: [UInt8], headers: HTTPHeaders) -> JSONValue? {
         if body.isEmpty { return nil }
-        let (content, encoding) = ContentCoding.decoding(body, headers: headers)
-        var object = form(of: content)
-        if let encoding { object["encoding"] = .string(encoding.rawValue) }
-        return .object(object)
+        guard let coding = ContentCoding(header: headers["Content-Encoding"]) else { return .object(form(of: body)) }
+        switch coding.decoding(body) {
+        case .decoded(let content):
+            var object = form(of: content)
+            object["encoding"] = .string(coding.rawValue)
+            return .object(object)
+        case .tooLarge:
+            var object = form(of: body)
+            object["undecoded"] = .string(undecodedNote(coding))
+            return .object(object)
+        case .invalid:
+            return .object(form(of: body))
+        }
+    }
+
+    /// Why a body is stored as sent though its coding is one Kakapo decodes.
+    static func undecodedNote(_ coding: ContentCoding) -> String {
+        "kept \(coding.rawValue)-encoded as sent: it decodes to more than \(ContentCoding.maximumDecodedBytes >> 20) MiB"
     }
 
     /// The most readable form that gives back exactly `content`.

@@ -16,7 +16,16 @@ public struct MissReport: Sendable {
     public let url: String
     public let nearest: [Candidate]
 
-    /// Ranks every recorded interaction against `request` and keeps the closest `limit`.
+    /// How many recordings at most are compared in full (query, headers, body): on a large cassette the
+    /// others are passed over by a cheap first look at host, method and path, so a miss costs little
+    /// however many recordings there are.
+    public static let comparedLimit = 64
+
+    /// How many recordings were compared in full.
+    public let compared: Int
+
+    /// Ranks the recorded interactions against `request` and keeps the closest `limit`: every one by
+    /// host, method and path (cheap, without copying), then the `comparedLimit` closest of those in full.
     public init(
         request: HTTPRequest, cassette: Cassette, redactor: Redactor, matching: MatchOptions = MatchOptions(),
         limit: Int = 3
@@ -27,70 +36,99 @@ public struct MissReport: Sendable {
         let body =
             matching.matchBody
             ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
-        var scored: [(score: Int, candidate: Candidate)] = []
+        // A full score is never below the first look's, so the closest recordings are among the best of it.
+        var shortlist: [(score: Int, position: Int)] = []
+        shortlist.reserveCapacity(Self.comparedLimit + 1)
         for (position, interaction) in cassette.interactions.enumerated() {
-            let recorded = RequestKey(interaction.request, redactor: redactor, matching: matching)
-            var differences: [String] = []
-            var score = 0
-            if let origin = request.origin, let recordedOrigin = interaction.request.origin, origin != recordedOrigin {
-                differences.append("host: \(origin) here, \(recordedOrigin) recorded")
-                score += 16
-            }
-            if recorded.method != key.method {
-                differences.append("method: \(key.method) here, \(recorded.method) recorded")
-                score += 4
-            }
-            if recorded.path != key.path {
-                differences.append("path: \(key.path) here, \(recorded.path) recorded")
-                score += 8 + MissReport.distance(recorded.path, key.path)
-            }
-            let here = Set(key.query.map(\.name))
-            let there = Set(recorded.query.map(\.name))
-            for name in here.subtracting(there).sorted() {
-                differences.append("query parameter \(name): present here, absent in the recording")
-                score += 2
-            }
-            for name in there.subtracting(here).sorted() {
-                differences.append("query parameter \(name): absent here, present in the recording")
-                score += 2
-            }
-            for name in here.intersection(there).sorted() {
-                let a = key.query.filter { $0.name == name }.map { $0.value ?? "" }
-                let b = recorded.query.filter { $0.name == name }.map { $0.value ?? "" }
-                if a != b {
-                    differences.append(
-                        "query parameter \(name): \(a.joined(separator: ",")) here, \(b.joined(separator: ",")) recorded"
-                    )
-                    score += 1
-                }
-            }
-            for (name, pair) in zip(matching.matchedHeaders, zip(key.headers, recorded.headers)) where pair.0 != pair.1
-            {
-                differences.append("header \(name): \"\(pair.0)\" here, \"\(pair.1)\" recorded")
+            let score = Self.roughScore(of: interaction.request, against: request, path: key.path)
+            if shortlist.count == Self.comparedLimit, let worst = shortlist.last, worst.score <= score { continue }
+            let index = shortlist.firstIndex { $0.score > score } ?? shortlist.endIndex
+            shortlist.insert((score, position), at: index)
+            if shortlist.count > Self.comparedLimit { shortlist.removeLast() }
+        }
+        var scored: [(score: Int, position: Int, differences: [String])] = []
+        for (_, position) in shortlist {
+            let (score, differences) = Self.compare(
+                cassette.interactions[position].request, with: request, key: key, body: body, redactor: redactor,
+                matching: matching)
+            scored.append((score, position, differences))
+        }
+        scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.position < $1.position }
+        self.compared = scored.count
+        self.nearest = scored.prefix(limit).map { entry in
+            let recorded = cassette.interactions[entry.position].request
+            return Candidate(
+                position: entry.position, method: recorded.method.rawValue, url: redactor.redactedURL(of: recorded),
+                differences: entry.differences)
+        }
+    }
+
+    /// The part of the score that host, method and path make, worked out on the bytes as they are.
+    static func roughScore(of recorded: HTTPRequest, against request: HTTPRequest, path: String) -> Int {
+        var score = 0
+        if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin { score += 16 }
+        if recorded.method != request.method { score += 4 }
+        let recordedPath = recorded.target.utf8.prefix { $0 != UInt8(ascii: "?") }
+        if !recordedPath.elementsEqual(path.utf8) { score += 8 + distance(recordedPath, path.utf8) }
+        return score
+    }
+
+    /// How `recorded` differs from `request` (whose key and comparable body are given), and the score
+    /// that ranks it: lower is closer.
+    static func compare(
+        _ recorded: HTTPRequest, with request: HTTPRequest, key: RequestKey, body: ComparableBody, redactor: Redactor,
+        matching: MatchOptions
+    ) -> (score: Int, differences: [String]) {
+        let recordedKey = RequestKey(recorded, redactor: redactor, matching: matching)
+        var differences: [String] = []
+        var score = 0
+        if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin {
+            differences.append("host: \(origin) here, \(recordedOrigin) recorded")
+            score += 16
+        }
+        if recordedKey.method != key.method {
+            differences.append("method: \(key.method) here, \(recordedKey.method) recorded")
+            score += 4
+        }
+        if recordedKey.path != key.path {
+            differences.append("path: \(key.path) here, \(recordedKey.path) recorded")
+            score += 8 + MissReport.distance(recordedKey.path, key.path)
+        }
+        let here = Set(key.query.map(\.name))
+        let there = Set(recordedKey.query.map(\.name))
+        for name in here.subtracting(there).sorted() {
+            differences.append("query parameter \(name): present here, absent in the recording")
+            score += 2
+        }
+        for name in there.subtracting(here).sorted() {
+            differences.append("query parameter \(name): absent here, present in the recording")
+            score += 2
+        }
+        for name in here.intersection(there).sorted() {
+            let a = key.query.filter { $0.name == name }.map { $0.value ?? "" }
+            let b = recordedKey.query.filter { $0.name == name }.map { $0.value ?? "" }
+            if a != b {
+                differences.append(
+                    "query parameter \(name): \(a.joined(separator: ",")) here, \(b.joined(separator: ",")) recorded")
                 score += 1
             }
-            if matching.matchBody {
-                let recordedBody = ComparableBody(
-                    interaction.request.body, headers: interaction.request.headers, redactor: redactor,
-                    matching: matching)
-                let redacted = recordedBody.redactedPlaces
-                let bodyDifferences = recordedBody.removing(redacted).differences(from: body.removing(redacted))
-                differences += bodyDifferences
-                score += min(bodyDifferences.count, 1)
-            }
-            if differences.isEmpty {
-                differences.append("matched, but every recording of this request was already played")
-            }
-            scored.append(
-                (
-                    score,
-                    Candidate(
-                        position: position, method: recorded.method,
-                        url: redactor.redactedURL(of: interaction.request), differences: differences)
-                ))
         }
-        scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.candidate.position < $1.candidate.position }
-        self.nearest = scored.prefix(limit).map(\.candidate)
+        for (name, pair) in zip(matching.matchedHeaders, zip(key.headers, recordedKey.headers)) where pair.0 != pair.1 {
+            differences.append("header \(name): \"\(pair.0)\" here, \"\(pair.1)\" recorded")
+            score += 1
+        }
+        if matching.matchBody {
+            let recordedBody = ComparableBody(
+                recorded.body, headers: recorded.headers, redactor: redactor, matching: matching)
+            let redacted = recordedBody.redactedPlaces
+            let bodyDifferences = recordedBody.removing(redacted).differences(from: body.removing(redacted))
+            differences += bodyDifferences
+            score += min(bodyDifferences.count, 1)
+        }
+        if differences.isEmpty {
+            differences.append("matched, but every recording of this request was already played")
+        }
+        return (score, differences)
     }
 
     /// The report as the JSON body of a miss response.
@@ -111,13 +149,17 @@ public struct MissReport: Sendable {
     }
 
     /// A crude edit distance between paths, by differing segments, so `/users/2` ranks near `/users/1`.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let x = a.split(separator: "/")
-        let y = b.split(separator: "/")
+    static func distance(_ a: String, _ b: String) -> Int { distance(a.utf8, b.utf8) }
+
+    /// `distance` on the bytes of two paths, without copying them.
+    static func distance<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Int {
         // A missing or extra segment counts more than a changed one: `/users/7` is nearer `/users/1`
         // than `/users`.
+        let slash = UInt8(ascii: "/")
+        let x = a.split(separator: slash, omittingEmptySubsequences: true)
+        let y = b.split(separator: slash, omittingEmptySubsequences: true)
         var distance = 3 * abs(x.count - y.count)
-        for (p, q) in zip(x, y) where p != q { distance += 2 }
+        for (p, q) in zip(x, y) where !p.elementsEqual(q) { distance += 2 }
         return distance
     }
 }

@@ -31,6 +31,8 @@ public final class RequestPipeline: Sendable {
     let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
     /// Recorded answers prepared for the wire, by position in the cassette.
     private let replies = PreparedReplies()
+    /// Where miss reports are made, one at a time, away from the event loops.
+    private let missQueue = DispatchQueue(label: "kakapo.miss-report")
 
     init(
         configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?,
@@ -108,7 +110,7 @@ public final class RequestPipeline: Sendable {
             return
         }
         guard mode.usesUpstream, let upstream else {
-            completion(miss(request))
+            answerMiss(request, completion: completion)
             return
         }
         forward(request, through: upstream, replacing: mode == .all, completion: completion)
@@ -267,6 +269,14 @@ public final class RequestPipeline: Sendable {
                             "not recorded: the answer to \(prepared.method) \(upstream.destination(of: prepared) ?? "")\(prepared.target) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
                         )
                     } else {
+                        if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
+                            response.body.count > ContentCoding.maximumDecodedBytes >> 11,
+                            coding.decodesPastLimit(response.body)
+                        {
+                            logger.warning(
+                                "recorded as sent: the \(coding.rawValue) answer to \(prepared.method) \(upstream.destination(of: prepared) ?? "")\(prepared.target) decodes to more than \(ContentCoding.maximumDecodedBytes >> 20) MiB, so the cassette keeps it encoded (base64)"
+                            )
+                        }
                         session.record(
                             Interaction(
                                 request: prepared, response: response, recordedAt: UTCTimestamp.now(),
@@ -356,6 +366,17 @@ public final class RequestPipeline: Sendable {
         } catch {
             throw failure("the recorded answer to \(method) \(target): \(error.message)")
         }
+    }
+
+    /// Answers a miss off the caller's thread when its report searches a cassette: the search is
+    /// bounded (`MissReport.comparedLimit`), but on a large cassette still too long for an event loop, and
+    /// misses answered one at a time on their own queue never hold back hits.
+    private func answerMiss(_ request: HTTPRequest, completion: @escaping @Sendable (ProxyAnswer) -> Void) {
+        guard session != nil else {
+            completion(miss(request))
+            return
+        }
+        missQueue.async { [self] in completion(miss(request)) }
     }
 
     func miss(_ request: HTTPRequest) -> ProxyAnswer {

@@ -10,7 +10,8 @@ final class CurlHandle {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var sinkPointer: Unmanaged<ResponseSink>?
     private var uploadPointer: Unmanaged<UploadSource>?
-    private var url = ""
+    /// Where the transfer in progress goes.
+    private(set) var url = ""
     /// The transfer in progress: its response so far.
     private(set) var sink: ResponseSink?
     /// Which transfer the handle carries (a loop numbers them).
@@ -31,6 +32,15 @@ final class CurlHandle {
     }
 
     static let globalInit: Void = { _ = kakapo_curl_global_init() }()
+
+    /// `seconds` in whole milliseconds, up to about 24 days (libcurl's longest timeout): a larger value,
+    /// or one that is not a number, takes that bound instead of trapping; a negative one is 0.
+    static func milliseconds(_ seconds: Double) -> Int {
+        let limit = Double(Int32.max)
+        let value = (seconds * 1000).rounded()
+        guard !value.isNaN else { return Int(limit) }
+        return Int(min(max(value, 0), limit))
+    }
 
     /// Sets up `request` (already prepared for the upstream) to `url`; `caBundle` replaces the trusted CA
     /// certificates when given (PEM). `onStream` hears about answers that stream (see
@@ -62,7 +72,8 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_string(handle, CURLOPT_URL, url)
         _ = kakapo_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = kakapo_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        _ = kakapo_curl_setopt_long(
+            handle, CURLOPT_CONNECTTIMEOUT_MS, CurlHandle.milliseconds(configuration.connectTimeout))
         // No total timeout: the progress callback applies `configuration.timeout` to the whole exchange,
         // or, once an answer streams, to the gaps between its pieces.
         _ = kakapo_curl_setopt_progress(handle, curlProgressCallback, sinkPointer.toOpaque())
@@ -166,10 +177,14 @@ final class CurlHandle {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         switch code {
+        case CURLE_WRITE_ERROR where sink.invalidField != nil:
+            return UpstreamError(
+                code: .protocolError,
+                message: "the upstream sent an invalid response from \(url): \(sink.invalidField ?? "")")
         case CURLE_WRITE_ERROR where sink.stopped:
             return UpstreamError(code: .other, message: "the transfer from \(url) was abandoned: nobody reads it")
         case CURLE_ABORTED_BY_CALLBACK where sink.timedOut:
-            let seconds = sink.timeout == sink.timeout.rounded() ? String(Int(sink.timeout)) : String(sink.timeout)
+            let seconds = sink.seconds
             return UpstreamError(
                 code: .timeout,
                 message: sink.streaming
@@ -215,6 +230,10 @@ final class ResponseSink {
     let resumer: TransferResumer
     /// The listener paused the transfer (its client is behind): quiet time does not count as a stall.
     var paused = false
+    /// Since when the transfer waits for its client, to take the answer (a paused write) or to send more
+    /// of its body (a paused read); nil while it moves. A held transfer does not count against the
+    /// loop's limit of transfers at once, and one held longer than `timeout` is abandoned.
+    private(set) var heldSince: ContinuousClock.Instant?
     /// The request body streams from the client: `timeout` applies to quiet gaps, as for a streamed answer.
     var uploading = false
     /// Set once the head of a streamed answer has been reported: body bytes are reported too.
@@ -244,37 +263,81 @@ final class ResponseSink {
         self.limit = configuration.maximumResponseBytes
         self.threshold = configuration.streamingThreshold
         self.timeout = configuration.timeout
-        self.allowed = .milliseconds(Int64((configuration.timeout * 1000).rounded()))
+        self.allowed = .milliseconds(CurlHandle.milliseconds(configuration.timeout))
         self.bodyExpected = bodyExpected
         self.keepsStreamedBody = keepsStreamedBody
     }
 
-    /// One header line without its line end, as libcurl hands it over.
-    func appendHeaderLine(_ line: UnsafeRawBufferPointer) {
+    /// One header line without its line end, as libcurl hands it over; false (and `invalidField` says
+    /// why) for a field no HTTP reader accepts: a name that is not a token, or a value with a bare CR, a
+    /// line feed or a NUL byte. Such an answer is refused whole: forwarded, it would break the client's
+    /// connection; recorded, a cassette that no longer loads.
+    func appendHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
         // established`): keep only the last response's fields.
         parsedHeaders = nil
         if line.starts(with: "HTTP/".utf8) {
             fields = HTTPHeaders()
-            // "HTTP/1.1 200 OK": the digits after the first space.
+            // "HTTP/1.1 200 OK": the (three) digits after the first space.
             var code = 0
             if let space = line.firstIndex(of: 0x20) {
-                for byte in line[(space + 1)...] {
+                for byte in line[(space + 1)...].prefix(3) {
                     guard byte >= 0x30 && byte <= 0x39 else { break }
                     code = code * 10 + Int(byte - 0x30)
                 }
             }
             status = code
-            return
+            return true
         }
-        guard let colon = line.firstIndex(of: 0x3A) else { return }
+        guard let colon = line.firstIndex(of: 0x3A) else { return true }
         var start = colon + 1
         var end = line.count
         while start < end && (line[start] == 0x20 || line[start] == 0x09) { start += 1 }
         while end > start && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
-        fields.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
+        let nameBytes = UnsafeRawBufferPointer(rebasing: line[..<colon])
+        let valueBytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        guard !nameBytes.isEmpty, nameBytes.allSatisfy(ResponseSink.isTokenByte) else {
+            invalidField = "the header name \(ResponseSink.quoted(nameBytes)) is not a token"
+            return false
+        }
+        if let bad = valueBytes.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+            let what =
+                bad == 0x0D ? "a bare carriage return (CR)" : bad == 0x0A ? "a bare line feed (LF)" : "a NUL byte"
+            invalidField = "the header \(name) has \(what) in its value"
+            return false
+        }
+        fields.add(name: name, value: String(decoding: valueBytes, as: UTF8.self))
+        return true
+    }
+
+    /// Why the answer was refused, when a header field was invalid (see `appendHeaderLine`).
+    private(set) var invalidField: String?
+
+    /// RFC 9110 `tchar`: what a header name is made of.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// `bytes` in quotes, with control and non-ASCII bytes escaped (`\r`, `\x01`), for a message.
+    static func quoted(_ bytes: UnsafeRawBufferPointer) -> String {
+        var text = "\""
+        for byte in bytes.prefix(200) {
+            switch byte {
+            case 0x0D: text += "\\r"
+            case 0x0A: text += "\\n"
+            case 0x22, 0x5C: text += "\\" + String(UnicodeScalar(byte))
+            case 0x20..<0x7F: text += String(UnicodeScalar(byte))
+            default: text += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+        }
+        return text + "\""
     }
 
     /// The blank line after a header section: a final answer that streams is reported now. Event streams
@@ -311,6 +374,7 @@ final class ResponseSink {
                 return .stop
             case .pause:
                 paused = true
+                hold()
                 return .pause
             case .proceed:
                 lastActivity = .now
@@ -332,15 +396,40 @@ final class ResponseSink {
     /// Bytes went up or came down: a quiet gap starts now.
     func noteActivity() { lastActivity = .now }
 
+    /// The transfer waits for its client (see `heldSince`).
+    func hold() {
+        if heldSince == nil { heldSince = .now }
+    }
+
+    /// Whether the transfer has waited for its client longer than `timeout` at `now`.
+    func heldTooLong(at now: ContinuousClock.Instant) -> Bool {
+        guard let heldSince else { return false }
+        return now - heldSince > allowed
+    }
+
+    /// Why a transfer that waited too long for its client (`heldTooLong`) is abandoned.
+    func heldTooLongError(url: String) -> UpstreamError {
+        UpstreamError(
+            code: .timeout,
+            message: paused
+                ? "the client took nothing more of the answer from \(url) for \(seconds) s: the transfer was abandoned"
+                : "the client sent nothing more of its body for \(seconds) s: the request to \(url) was abandoned")
+    }
+
+    /// `timeout` for messages: "60", "0.5".
+    var seconds: String { timeout == timeout.rounded() && abs(timeout) < 1e15 ? String(Int(timeout)) : String(timeout) }
+
     /// The transfer goes on after a pause.
     func resumed() {
         paused = false
+        heldSince = nil
         lastActivity = .now
     }
 
-    /// Called by libcurl now and then during the transfer: false ends it as timed out.
+    /// Called by libcurl now and then during the transfer: false ends it as timed out. Time spent waiting
+    /// for the client is the loop's to bound (`heldSince`), not the upstream's.
     func withinDeadline() -> Bool {
-        if paused { return true }
+        if paused || heldSince != nil { return true }
         if ContinuousClock.now - (streaming || uploading ? lastActivity : started) <= allowed { return true }
         timedOut = true
         return false
@@ -365,8 +454,9 @@ private let curlHeaderCallback: kakapo_curl_data_callback = { data, size, count,
     }
     if bytes.isEmpty {
         sink.headersEnded()
-    } else {
-        sink.appendHeaderLine(bytes)
+    } else if !sink.appendHeaderLine(bytes) {
+        // Anything but `length` makes libcurl stop with CURLE_WRITE_ERROR.
+        return 0
     }
     return length
 }
@@ -403,7 +493,9 @@ private let curlReadCallback: kakapo_curl_data_callback = { buffer, size, count,
     case .bytes(let copied):
         upload.sink.noteActivity()
         return copied
-    case .pause: return kakapo_curl_read_pause
+    case .pause:
+        upload.sink.hold()
+        return kakapo_curl_read_pause
     case .end: return 0
     case .abort: return kakapo_curl_read_abort
     }

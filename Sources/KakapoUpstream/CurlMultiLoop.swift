@@ -5,7 +5,12 @@ import KakapoHTTP
 /// A thread that runs many libcurl transfers at once on one multi handle, woken by socket readiness
 /// (`curl_multi_poll`) or by new work (`curl_multi_wakeup`); no thread waits for one transfer. Easy
 /// handles are reused, and the multi handle keeps connections to upstreams alive between transfers.
-/// A paused transfer (its client is behind) costs nothing until it is resumed.
+///
+/// At most `limit` transfers move at once; more wait their turn here. A transfer held by its client (a
+/// paused answer the client does not read, an upload the client does not send) costs nothing until it
+/// is resumed and does not count against that limit, so clients that stall cannot take the places other
+/// clients' transfers need; one held longer than the configured timeout is abandoned (its caller hears
+/// a timeout), so a stalled client cannot keep an upstream connection either.
 final class CurlMultiLoop: @unchecked Sendable {
     // @unchecked Sendable: `incoming`, `resuming` and `stopped` are only touched with `lock` held; the
     // rest only on the loop's thread.
@@ -35,12 +40,17 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: CurlHandle] = [:]
     private var stopDeadline: ContinuousClock.Instant?
     private var idle: [CurlHandle] = []
+    /// How many transfers may move at once (transfers held by their clients not counted).
+    private let limit: Int
+    /// Jobs waiting for a place, oldest first (from `queuedHead` on).
+    private var queued: [Job] = []
+    private var queuedHead = 0
 
-    /// Starts the loop's thread; at most `connections` transfers run at once (more wait their turn).
+    /// Starts the loop's thread; at most `connections` transfers move at once (more wait their turn).
     init?(configuration: UpstreamConfiguration, caBundle: [UInt8]?, connections: Int) {
         CurlHandle.globalInit
         guard let multi = curl_multi_init() else { return nil }
-        _ = kakapo_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, connections))
+        self.limit = max(1, connections)
         self.multi = multi
         self.configuration = configuration
         self.caBundle = caBundle
@@ -79,7 +89,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             incoming.removeAll(keepingCapacity: true)
             resuming.removeAll(keepingCapacity: true)
             lock.unlock()
-            for job in jobs { start(job) }
+            queued += jobs
             for (address, serial) in resumed {
                 // A transfer that ended meanwhile is not resumed (its handle may carry another one).
                 guard let easy = UnsafeMutableRawPointer(bitPattern: address), let handle = active[easy],
@@ -88,12 +98,14 @@ final class CurlMultiLoop: @unchecked Sendable {
                 handle.sink?.resumed()
                 _ = kakapo_curl_resume(easy)
             }
+            abandonHeldTooLong()
+            admitQueued()
             if stopping {
                 // Transfers still running a second after shutdown began (an endless event stream) are
                 // abandoned: their callers hear that the client shut down.
                 let deadline = stopDeadline ?? ContinuousClock.now + .seconds(1)
                 stopDeadline = deadline
-                if active.isEmpty { break }
+                if active.isEmpty && queuedHead == queued.count { break }
                 if ContinuousClock.now > deadline {
                     abandonAll()
                     break
@@ -111,6 +123,8 @@ final class CurlMultiLoop: @unchecked Sendable {
                 idle.append(handle)
                 completion?(result)
             }
+            // Places freed by transfers that ended are taken at once, not after the next wake-up.
+            admitQueued()
             _ = curl_multi_poll(multi, nil, 0, stopping ? 100 : 1000, nil)
         }
         idle.removeAll()
@@ -120,7 +134,48 @@ final class CurlMultiLoop: @unchecked Sendable {
         done.unlock()
     }
 
+    /// Starts waiting jobs while fewer than `limit` transfers move.
+    private func admitQueued() {
+        guard queuedHead < queued.count else { return }
+        var moving = active.values.count { $0.sink?.heldSince == nil }
+        while moving < limit && queuedHead < queued.count {
+            start(queued[queuedHead])
+            queuedHead += 1
+            moving += 1
+        }
+        if queuedHead == queued.count {
+            queued.removeAll(keepingCapacity: true)
+            queuedHead = 0
+        } else if queuedHead > 64 && queuedHead * 2 > queued.count {
+            queued.removeFirst(queuedHead)
+            queuedHead = 0
+        }
+    }
+
+    /// Abandons the transfers whose clients held them longer than the timeout: a client that reads none
+    /// of its answer, or sends none of its body, keeps no upstream connection and no place.
+    private func abandonHeldTooLong() {
+        let now = ContinuousClock.now
+        let expired = active.filter { $0.value.sink?.heldTooLong(at: now) == true }
+        for (easy, handle) in expired {
+            curl_multi_remove_handle(multi, easy)
+            active.removeValue(forKey: easy)
+            let completion = handle.completion
+            let error = handle.sink?.heldTooLongError(url: handle.url)
+            handle.completion = nil
+            handle.abandon()
+            idle.append(handle)
+            if let error { completion?(.failure(error)) }
+        }
+    }
+
     private func abandonAll() {
+        for job in queued[queuedHead...] {
+            job.completion(
+                .failure(UpstreamError(code: .other, message: "the upstream client shut down before sending")))
+        }
+        queued.removeAll()
+        queuedHead = 0
         for (easy, handle) in active {
             curl_multi_remove_handle(multi, easy)
             let completion = handle.completion

@@ -15,7 +15,9 @@ public struct UpstreamConfiguration: Sendable {
     /// Bodies announced larger than this, or of unknown length (chunked), stream to a listener as they
     /// arrive instead of being buffered whole; server-sent events always stream.
     public var streamingThreshold: Int = 1 << 20
-    /// How many connections may carry upstream requests at once, over all transfer loops (more wait).
+    /// How many upstream transfers may move at once, over all transfer loops (more wait their turn). A
+    /// transfer held by its client (an answer it does not read, a body it does not send) does not count,
+    /// and one held longer than `timeout` is abandoned: clients that stall never hold back others.
     public var maximumConcurrentRequests: Int
     /// A PEM file of CA certificates trusted for upstream TLS besides the system's (`--upstream-ca`): for
     /// private APIs and test servers.
