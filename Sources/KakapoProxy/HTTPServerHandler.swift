@@ -48,6 +48,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// handed to the request's `BodyReservation` when it is complete.
     private var heldBodyBytes = 0
 
+    /// A request target as the log may show it: credentials in its query redacted.
+    private func loggable(_ target: String) -> String { pipeline.configuration.redactor.redact(target: target) }
+
     private func peerIsLoopback(_ context: ChannelHandlerContext) -> Bool {
         if let loopbackPeer { return loopbackPeer }
         let answer = HTTPServerHandler.isLoopback(context.channel.remoteAddress)
@@ -227,7 +230,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             if let parts = RequestOrigin.parts(of: split.origin), listening.isSelf(host: parts.host, port: parts.port) {
                 // Forwarded, it would come back from loopback as a request of Kakapo's own.
-                pipeline.logger.warning("refused \(head.method) \(head.uri): it names Kakapo's own address")
+                pipeline.logger.warning("refused \(head.method) \(loggable(head.uri)): it names Kakapo's own address")
                 answerError(
                     "a request through the proxy may not be addressed to Kakapo itself (\(split.origin))", status: 403,
                     for: head, context: context)
@@ -238,7 +241,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let request = addressed
         if request.origin == nil, let base = pipeline.upstream?.url, base.escapesPrefix(request.target) {
             pipeline.logger.warning(
-                "refused \(head.method) \(head.uri): its dot-segments climb out of \(base.description)")
+                "refused \(head.method) \(loggable(head.uri)): its dot-segments climb out of \(base.description)")
             answerError(
                 "the path \"\(request.path)\" climbs out of the upstream's \"\(base.pathPrefix)\" with dot-segments",
                 status: 400, for: head, context: context)
@@ -545,6 +548,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         tunnelling = true
         let channel = context.channel
         let logger = pipeline.logger
+        let target = loggable(head.uri)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let upgrade = ByteBuffer(
             string: destination.head(
@@ -572,7 +576,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                         try HTTPServerHandler.splice(channel, with: upstream)
                         upstream.writeAndFlush(upgrade, promise: nil)
                         logger.debug(
-                            "\(head.method) \(head.uri): WebSocket tunnelled to \(destination.authority), not recorded")
+                            "\(head.method) \(target): WebSocket tunnelled to \(destination.authority), not recorded")
                     } catch {
                         channel.close(promise: nil)
                         upstream.close(promise: nil)
@@ -667,7 +671,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// again once others are answered.
     private func refuseForBudget(head: HTTPRequestHead, context: ChannelHandlerContext) {
         pipeline.logger.warning(
-            "refused \(head.method) \(head.uri): request bodies in memory would pass \(settings.bodyBudget.limit) bytes"
+            "refused \(head.method) \(loggable(head.uri)): request bodies in memory would pass \(settings.bodyBudget.limit) bytes"
         )
         refuse(
             "the server holds as many request bodies as it may (\(settings.bodyBudget.limit) bytes); try again shortly",

@@ -20,6 +20,11 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The largest request body accepted, in bytes (larger ones get 413).")
     var maxBodySize: Int = 64 << 20
 
+    @Option(
+        help:
+            "The request-body bytes all clients together may hold in memory at once (past it 503 with Retry-After).")
+    var maxBufferedBodies: Int = 256 << 20
+
     @Option(name: .customLong("ignore-query"), help: "A query parameter to leave out of matching (repeatable).")
     var ignoreQuery: [String] = []
 
@@ -96,6 +101,11 @@ struct CommonOptions: ParsableArguments {
         guard (1...CommonOptions.largestBodySize).contains(maxBodySize) else {
             throw ValidationError(
                 "--max-body-size must be from 1 to \(CommonOptions.largestBodySize) bytes (1 TiB), not \(maxBodySize)")
+        }
+        guard (1...CommonOptions.largestBodySize).contains(maxBufferedBodies) else {
+            throw ValidationError(
+                "--max-buffered-bodies must be from 1 to \(CommonOptions.largestBodySize) bytes (1 TiB), not \(maxBufferedBodies)"
+            )
         }
         guard (1024...CommonOptions.largestHeaderSize).contains(maxHeaderSize) else {
             throw ValidationError(
@@ -186,6 +196,7 @@ struct CommonOptions: ParsableArguments {
             requestReadTimeout: requestReadTimeout, adminToken: resolvedAdminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
         configuration.streamTiming = streamTiming
+        configuration.maximumBufferedBodyBytes = maxBufferedBodies
         return configuration
     }
 }
