@@ -100,7 +100,7 @@ public enum CassetteCodec {
 
     /// The largest `offsetMs` or `durationMs` a cassette may hold: a week. Larger values (`1e300`) would
     /// overflow where they are scheduled or written back.
-    static let largestMilliseconds = 604_800_000
+    public static let largestMilliseconds = 604_800_000
 
     /// A time in milliseconds read from a cassette, when it is from 0 to `largestMilliseconds`.
     static func milliseconds(_ number: JSONNumber) -> Double? {

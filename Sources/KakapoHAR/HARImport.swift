@@ -67,7 +67,16 @@ public enum HARImport {
                 responseBody = coding.encode(responseBody)
             }
         }
-        let milliseconds = try entry.optional("time").map { try $0.number() } ?? 0
+        let milliseconds =
+            try entry.optional("time").map { node in
+                let value = try node.number()
+                // A duration too large to write back (1e300) is refused where it is read, as a cassette's is.
+                guard value <= Double(CassetteCodec.largestMilliseconds) else {
+                    throw node.failure(
+                        "expected milliseconds from 0 to \(CassetteCodec.largestMilliseconds) (a week), not \(value)")
+                }
+                return value
+            } ?? 0
         return Interaction(
             request: HTTPRequest(
                 method: HTTPMethod(try request.member("method").string().uppercased()), target: target,
