@@ -251,7 +251,7 @@ public final class RequestPipeline: Sendable {
             }
         }
         upstream.send(prepared, bodyStream: bodyStream, keepsStreamedBody: session != nil, onStream: onStream) {
-            [logger] result in
+            [logger, redactor = configuration.redactor] result in
             let stream = live.withLock { $0 }
             if let stream {
                 var failed = false
@@ -266,7 +266,7 @@ public final class RequestPipeline: Sendable {
                 if let session {
                     if stream?.isKeptWhole == false {
                         logger.warning(
-                            "not recorded: the answer to \(prepared.method) \(upstream.destination(of: prepared) ?? "")\(prepared.target) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
+                            "not recorded: the answer to \(prepared.method) \(RequestPipeline.loggedURL(of: prepared, upstream: upstream, redactor: redactor)) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
                         )
                     } else {
                         if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
@@ -274,7 +274,7 @@ public final class RequestPipeline: Sendable {
                             coding.decodesPastLimit(response.body)
                         {
                             logger.warning(
-                                "recorded as sent: the \(coding.rawValue) answer to \(prepared.method) \(upstream.destination(of: prepared) ?? "")\(prepared.target) decodes to more than \(ContentCoding.maximumDecodedBytes >> 20) MiB, so the cassette keeps it encoded (base64)"
+                                "recorded as sent: the \(coding.rawValue) answer to \(prepared.method) \(RequestPipeline.loggedURL(of: prepared, upstream: upstream, redactor: redactor)) decodes to more than \(ContentCoding.maximumDecodedBytes >> 20) MiB, so the cassette keeps it encoded (base64)"
                             )
                         }
                         session.record(
@@ -297,6 +297,12 @@ public final class RequestPipeline: Sendable {
                     RequestPipeline.upstreamFailure(error, upstream: upstream.destination(of: prepared) ?? "none"))
             }
         }
+    }
+
+    /// A forwarded request's URL for a log line: where it went, with secret query values redacted.
+    private static func loggedURL(of prepared: HTTPRequest, upstream: UpstreamClient, redactor: Redactor) -> String {
+        let url = redactor.redactedURL(of: prepared)
+        return prepared.origin == nil ? (upstream.url?.description ?? "") + url : url
     }
 
     /// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, whether it speaks

@@ -407,13 +407,15 @@ final class ResponseSink {
         return now - heldSince > allowed
     }
 
-    /// Why a transfer that waited too long for its client (`heldTooLong`) is abandoned.
-    func heldTooLongError(url: String) -> UpstreamError {
-        UpstreamError(
+    /// Why a transfer its client holds is abandoned: it waited longer than `timeout` (`heldTooLong`), or,
+    /// when `crowded`, longest while other clients' transfers needed its place.
+    func heldError(url: String, crowded: Bool) -> UpstreamError {
+        let how = crowded ? "while other requests waited for its place" : "for \(seconds) s"
+        return UpstreamError(
             code: .timeout,
             message: paused
-                ? "the client took nothing more of the answer from \(url) for \(seconds) s: the transfer was abandoned"
-                : "the client sent nothing more of its body for \(seconds) s: the request to \(url) was abandoned")
+                ? "the client took nothing more of the answer from \(url) \(how): the transfer was abandoned"
+                : "the client sent nothing more of its body \(how): the request to \(url) was abandoned")
     }
 
     /// `timeout` for messages: "60", "0.5".

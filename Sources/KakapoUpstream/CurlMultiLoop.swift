@@ -42,15 +42,20 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var idle: [CurlHandle] = []
     /// How many transfers may move at once (transfers held by their clients not counted).
     private let limit: Int
+    /// How many transfers there may be at once, held ones included: four times `limit`.
+    private let ceiling: Int
     /// Jobs waiting for a place, oldest first (from `queuedHead` on).
     private var queued: [Job] = []
     private var queuedHead = 0
+    /// When `abandonHeldTooLong` last looked.
+    private var lastHeldCheck = ContinuousClock.now
 
     /// Starts the loop's thread; at most `connections` transfers move at once (more wait their turn).
     init?(configuration: UpstreamConfiguration, caBundle: [UInt8]?, connections: Int) {
         CurlHandle.globalInit
         guard let multi = curl_multi_init() else { return nil }
         self.limit = max(1, connections)
+        self.ceiling = 4 * limit
         self.multi = multi
         self.configuration = configuration
         self.caBundle = caBundle
@@ -134,11 +139,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         done.unlock()
     }
 
-    /// Starts waiting jobs while fewer than `limit` transfers move.
+    /// Starts waiting jobs while fewer than `limit` transfers move. Held transfers do not count, but
+    /// there may be at most `ceiling` transfers in all (each keeps an upstream connection): past it, the
+    /// one held longest is abandoned to make room.
     private func admitQueued() {
         guard queuedHead < queued.count else { return }
         var moving = active.values.count { $0.sink?.heldSince == nil }
         while moving < limit && queuedHead < queued.count {
+            if active.count >= ceiling && !abandonLongestHeld() { break }
             start(queued[queuedHead])
             queuedHead += 1
             moving += 1
@@ -155,18 +163,37 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Abandons the transfers whose clients held them longer than the timeout: a client that reads none
     /// of its answer, or sends none of its body, keeps no upstream connection and no place.
     private func abandonHeldTooLong() {
+        // Looked at ten times a second at most: the loop may turn far more often under load.
         let now = ContinuousClock.now
-        let expired = active.filter { $0.value.sink?.heldTooLong(at: now) == true }
-        for (easy, handle) in expired {
-            curl_multi_remove_handle(multi, easy)
-            active.removeValue(forKey: easy)
-            let completion = handle.completion
-            let error = handle.sink?.heldTooLongError(url: handle.url)
-            handle.completion = nil
-            handle.abandon()
-            idle.append(handle)
-            if let error { completion?(.failure(error)) }
+        guard now - lastHeldCheck >= .milliseconds(100) else { return }
+        lastHeldCheck = now
+        for (easy, handle) in active where handle.sink?.heldTooLong(at: now) == true {
+            abandon(easy, handle, crowded: false)
         }
+    }
+
+    /// Abandons the transfer held longest by its client; false when none is held.
+    private func abandonLongestHeld() -> Bool {
+        var longest: (easy: UnsafeMutableRawPointer, handle: CurlHandle, since: ContinuousClock.Instant)?
+        for (easy, handle) in active {
+            guard let since = handle.sink?.heldSince else { continue }
+            if longest == nil || since < longest!.since { longest = (easy, handle, since) }
+        }
+        guard let longest else { return false }
+        abandon(longest.easy, longest.handle, crowded: true)
+        return true
+    }
+
+    /// Ends a transfer its client holds: its caller hears why, and the handle is free again.
+    private func abandon(_ easy: UnsafeMutableRawPointer, _ handle: CurlHandle, crowded: Bool) {
+        curl_multi_remove_handle(multi, easy)
+        active.removeValue(forKey: easy)
+        let completion = handle.completion
+        let error = handle.sink?.heldError(url: handle.url, crowded: crowded)
+        handle.completion = nil
+        handle.abandon()
+        idle.append(handle)
+        if let error { completion?(.failure(error)) }
     }
 
     private func abandonAll() {

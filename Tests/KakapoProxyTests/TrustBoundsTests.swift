@@ -80,6 +80,53 @@ struct TrustBoundsTests {
         await upstream.stop()
     }
 
+    #if os(Linux)
+        /// How many established TCP connections go to `port` on this machine (from /proc/net/tcp).
+        static func connections(to port: Int) throws -> Int {
+            // Read to the end: /proc files announce a size of 0.
+            let file = open("/proc/net/tcp", O_RDONLY)
+            guard file >= 0 else { throw POSIXError(.ENOENT) }
+            defer { close(file) }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                bytes += buffer[0..<count]
+            }
+            let table = String(decoding: bytes, as: UTF8.self)
+            let hex = String(port, radix: 16, uppercase: true)
+            let suffix = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            return table.split(separator: "\n").dropFirst().count { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 3 && fields[2].hasSuffix(suffix) && fields[3] == "01"
+            }
+        }
+
+        @Test("stalled clients keep at most four times --upstream-concurrency upstream connections")
+        func stalledReadersAreBounded() async throws {
+            let upstream = try await Self.upstream()
+            var configuration = UpstreamConfiguration(baseURL: upstream.baseURL)
+            configuration.maximumConcurrentRequests = 2
+            let proxy = try await ProxyHarness.start(ProxyConfiguration(mode: .passthrough, upstream: configuration))
+            var stalled: [RawConnection] = []
+            for _ in 0..<20 {
+                let connection = try RawConnection(port: proxy.port)
+                connection.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                stalled.append(connection)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await Task.sleep(for: .seconds(1))
+            let open = try Self.connections(to: upstream.port)
+            #expect(open <= 4 * min(max(1, ProcessInfo.processInfo.activeProcessorCount), 8), "\(open) connections")
+            let elapsed = Self.ordinaryRequest(proxy)
+            #expect(elapsed != nil && elapsed! < .seconds(2), "answered after \(String(describing: elapsed))")
+            for connection in stalled { connection.closeNow() }
+            await proxy.stop()
+            await upstream.stop()
+        }
+    #endif
+
     @Test("a client that never reads is cut off after --timeout, and one that stops uploading gets 504")
     func stalledClientsTimeOut() async throws {
         let upstream = try await Self.upstream()
