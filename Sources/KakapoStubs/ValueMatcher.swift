@@ -11,7 +11,7 @@ enum ValueMatcher: Sendable {
     /// The most `LinearRegex` steps one value may cost: a value the pattern cannot judge within it (a
     /// large pattern over megabytes of body) does not match, so the route passes the request on rather
     /// than hold the event loop.
-    static let stepBudget = 10_000_000
+    static let stepBudget = 1_000_000
 
     /// Reads `"value"`, `{"matches": "regex"}` or `{"present": true}`.
     init(_ node: DefinitionNode) throws(RoutesError) {
