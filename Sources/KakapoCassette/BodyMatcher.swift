@@ -55,6 +55,12 @@ enum ComparableBody: Sendable {
         case .form(let items):
             return RedactedPlaces(
                 pointers: [], formFields: Set(items.filter { $0.value == Redactor.placeholder }.map(\.name)))
+        case .bytes(let bytes):
+            // A text body redacted in place (`token: Bearer [REDACTED]`): the live one is compared with its
+            // secrets cut out the same way.
+            let placeholder = Array(Redactor.placeholder.utf8)
+            let holdsPlaceholder = bytes.indices.contains { bytes[$0...].starts(with: placeholder) }
+            return RedactedPlaces(pointers: [], formFields: [], textValues: holdsPlaceholder)
         default: return RedactedPlaces(pointers: [], formFields: [])
         }
     }
@@ -67,6 +73,9 @@ enum ComparableBody: Sendable {
             for pointer in places.pointers { json = json.replacing(pointer, with: nil) }
             return .json(json)
         case .form(let items): return .form(items.filter { !places.formFields.contains($0.name) })
+        case .bytes(let bytes) where places.textValues:
+            var kinds: [String] = []
+            return .bytes(CredentialValues.redacting(bytes, noting: &kinds) ?? bytes)
         default: return self
         }
     }
@@ -114,7 +123,9 @@ enum ComparableBody: Sendable {
 struct RedactedPlaces: Hashable, Sendable {
     let pointers: [JSONPointer]
     let formFields: Set<String>
-    var isEmpty: Bool { pointers.isEmpty && formFields.isEmpty }
+    /// A text body holds the placeholder where a secret-shaped value (a bearer token, a JWT) was cut out.
+    var textValues = false
+    var isEmpty: Bool { pointers.isEmpty && formFields.isEmpty && !textValues }
 }
 
 /// One part of a multipart body: its headers (boundary-independent) and content.
