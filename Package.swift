@@ -177,7 +177,8 @@ let package = Package(
             ]),
         // The entry points the fuzzers drive (tools/fuzz); the tests replay each corpus through them.
         .target(
-            name: "KakapoFuzz", dependencies: ["KakapoCassette", "KakapoHAR", "KakapoRoutesFile", "KakapoProxy"],
+            name: "KakapoFuzz",
+            dependencies: ["KakapoCassette", "KakapoHAR", "KakapoRoutesFile", "KakapoProxy", "KakapoTestSupport"],
             path: "tools/fuzz/KakapoFuzz"),
         .testTarget(name: "KakapoFuzzTests", dependencies: ["KakapoFuzz"]),
         .testTarget(

@@ -37,9 +37,25 @@ public final class RawConnection {
 
     public func send(_ text: String) { send(bytes: Array(text.utf8)) }
 
+    /// Sends all of `bytes` (or as much as the peer takes before it closes: no SIGPIPE on Linux).
     public func send(bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Foundation.send(socketDescriptor, $0.baseAddress, $0.count, 0) }
+        #if canImport(Glibc)
+            let flags = Int32(MSG_NOSIGNAL)
+        #else
+            let flags: Int32 = 0
+        #endif
+        bytes.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let wrote = Foundation.send(socketDescriptor, raw.baseAddress! + sent, raw.count - sent, flags)
+                if wrote <= 0 { return }
+                sent += wrote
+            }
+        }
     }
+
+    /// Closes the sending half: the peer reads the end of the stream, and can still answer.
+    public func finishSending() { shutdown(socketDescriptor, Int32(SHUT_WR)) }
 
     /// Reads until the peer closes, the timeout passes, or `until` returns true for what arrived.
     /// Returns the text and whether the peer closed the connection.

@@ -3,12 +3,7 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoProxy
 import KakapoRoutesFile
-
-#if canImport(Glibc)
-    import Glibc
-#else
-    import Darwin
-#endif
+import KakapoTestSupport
 
 /// The entry points that need a server: one per process, replaying the demo cassette in front of a
 /// route with templates and a Store resource, started on a free loopback port the first time.
@@ -45,38 +40,12 @@ enum ServedInputs {
     /// The input as everything a client sends on one connection, which it then closes for writing;
     /// the server's answer is read to its end (or for at most two seconds).
     static func request(_ bytes: [UInt8]) {
-        #if canImport(Glibc)
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            let noSignal = Int32(MSG_NOSIGNAL)
-        #else
-            let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-            let noSignal: Int32 = 0
-        #endif
-        guard socket >= 0 else { return }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard let connection = try? RawConnection(port: port, timeout: 2) else {
+            fatalError("the server stopped accepting connections")
         }
-        guard connected == 0 else { fatalError("the server stopped accepting connections") }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        bytes.withUnsafeBytes { raw in
-            var sent = 0
-            while sent < raw.count {
-                let wrote = send(socket, raw.baseAddress! + sent, raw.count - sent, noSignal)
-                if wrote <= 0 { return }
-                sent += wrote
-            }
-        }
-        shutdown(socket, Int32(SHUT_WR))
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while recv(socket, &buffer, buffer.count, 0) > 0 {}
+        connection.send(bytes: bytes)
+        connection.finishSending()
+        _ = connection.drain(upTo: Int.max)
     }
 
     /// The pipeline's answer to `request`, as a client on loopback gets it.
