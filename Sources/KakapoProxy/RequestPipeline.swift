@@ -161,9 +161,10 @@ public final class RequestPipeline: Sendable {
                 completion(ready, streamed)
             }
             if answer.delay > .zero {
-                let (seconds, attoseconds) = answer.delay.components
+                // Nanoseconds that cannot overflow: a delay past a year waits a year.
+                let (seconds, attoseconds) = min(answer.delay, .seconds(365 * 86_400)).components
                 DispatchQueue.global().asyncAfter(
-                    deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)),
+                    deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)),
                     execute: finish)
             } else {
                 finish()

@@ -68,7 +68,9 @@ public final class StreamedBody: Sendable {
                     queue.async { send(index) }
                     return
                 }
-                let offset = Int(chunks[index].offsetMilliseconds * 1000)
+                // A recorded offset out of range (negative, not a number, or past a year) cannot trap here.
+                let milliseconds = chunks[index].offsetMilliseconds
+                let offset = milliseconds.isNaN ? 0 : Int(min(max(milliseconds, 0), 365 * 86_400_000) * 1000)
                 queue.asyncAfter(deadline: start + .microseconds(offset)) { send(index) }
             }
             schedule(0)
