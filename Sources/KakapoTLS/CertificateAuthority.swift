@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import NIOConcurrencyHelpers
 import NIOSSL
 import SwiftASN1
 import X509
@@ -36,7 +35,6 @@ public final class CertificateAuthority: Sendable {
     /// One key for every leaf certificate this process makes: generating a key per host costs more and
     /// protects nothing, since every leaf is signed by the same CA.
     private let leafKey = P256.Signing.PrivateKey()
-    private let contexts = NIOLockedValueBox<[String: NIOSSLContext]>([:])
 
     /// Loads the CA kept in `directory`, or creates it there (folder mode 0700, key mode 0600) when the
     /// folder has neither file. Throws when only one of the two files is there or one cannot be read.
@@ -165,11 +163,9 @@ public final class CertificateAuthority: Sendable {
         }
     }
 
-    /// A TLS server context for `names` (host names or IP addresses), with a certificate this CA signs;
-    /// made once per set of names and cached.
+    /// A new TLS server context for `names` (host names or IP addresses), with a certificate this CA
+    /// signs. Nothing is kept here: `InterceptionCertificates` keeps a bounded number of them.
     public func serverContext(for names: [String]) throws(TLSSetupError) -> NIOSSLContext {
-        let cacheKey = names.joined(separator: ",")
-        if let cached = contexts.withLockedValue({ $0[cacheKey] }) { return cached }
         let context: NIOSSLContext
         do {
             let leaf = try issue(for: names)
@@ -188,11 +184,7 @@ public final class CertificateAuthority: Sendable {
         } catch {
             throw TLSSetupError("cannot make a certificate for \(names.joined(separator: ", ")): \(error)")
         }
-        return contexts.withLockedValue { cache in
-            if let raced = cache[cacheKey] { return raced }
-            cache[cacheKey] = context
-            return context
-        }
+        return context
     }
 
     /// A leaf certificate for `names`, valid for a year (what clients accept for a server certificate).
