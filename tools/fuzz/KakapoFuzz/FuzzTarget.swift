@@ -23,6 +23,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// Raw bytes on a client connection to a running server.
     case request
 
+    /// Starts what the entry point needs (the server of the served targets) ahead of the first input, so
+    /// the time an input takes is its own.
+    public func prepare() {
+        switch self {
+        case .template, .query, .request: ServedInputs.prepare()
+        case .cassette, .har, .routesJSON, .routesYAML: break
+        }
+    }
+
     /// Feeds `bytes` to the entry point.
     public func run(_ bytes: [UInt8]) {
         switch self {

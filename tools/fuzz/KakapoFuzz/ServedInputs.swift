@@ -8,6 +8,9 @@ import KakapoTestSupport
 /// The entry points that need a server: one per process, replaying the demo cassette in front of a
 /// route with templates and a Store resource, started on a free loopback port the first time.
 enum ServedInputs {
+    /// Starts the server and waits until it listens.
+    static func prepare() { _ = port }
+
     /// Renders the input as a response template, in the body and in a header, for a request with a
     /// path parameter, a query and a JSON body.
     static func template(_ bytes: [UInt8]) {
