@@ -360,7 +360,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let prepared =
             answer.prepared.flatMap { request.method == .HEAD ? nil : $0 }
             ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
-        let keepAlive = request.isKeepAlive
+        let keepAlive = keepsAlive(request)
         let isHead = request.method == .HEAD
         var headers = isHead ? prepared.headHeaders : prepared.headers
         if !keepAlive { headers.add(name: "Connection", value: "close") }
@@ -383,6 +383,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             done()
         }
     }
+
+    /// Whether the connection stays open after the answer to `request`: not when the client asked to close
+    /// it, nor when the answer goes out before the request's body has all arrived (an upload the upstream
+    /// refused or failed): the rest of that body must not be read as a next request, and a client that
+    /// then leaves mid-body must find no exchange still open.
+    private func keepsAlive(_ request: HTTPRequestHead) -> Bool { request.isKeepAlive && bodyStream == nil }
 
     /// Writes `{"error": message}` with `status` (and `headers`) and closes the connection.
     private func answerError(
@@ -597,7 +603,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         done: @escaping @Sendable () -> Void
     ) {
         var headers = PreparedResponse.streamingHeaders(answer.response, source: answer.source)
-        let keepAlive = request.isKeepAlive
+        let keepAlive = keepsAlive(request)
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let status = HTTPResponseStatus(statusCode: answer.response.status)
         context.writeAndFlush(

@@ -1,0 +1,33 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// An answer that goes out before its request's body has all arrived (the upstream failed while the client
+/// was still uploading) ends the connection: the rest of that body is not read as a new request.
+@Suite("Trust: answers before the end of an upload")
+struct TrustEarlyAnswerTests {
+    @Test("a streamed upload answered 502 early is closed after the answer, and a client leaving mid-body harms no one")
+    func earlyAnswerCloses() async throws {
+        // A port nothing listens on: the forward fails at once, while the client is still sending.
+        let closed = try await TestUpstream.start { _ in .response(HTTPResponse(status: 200)) }
+        let unreachable = closed.baseURL
+        await closed.stop()
+        let proxy = try await ProxyHarness.start(
+            ProxyConfiguration(mode: .passthrough, upstream: UpstreamConfiguration(baseURL: unreachable)))
+        for _ in 0..<5 {
+            let connection = try RawConnection(port: proxy.port, timeout: 3)
+            connection.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            let (answer, _) = connection.receive { $0.contains("\r\n\r\n") && $0.contains("}") }
+            #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
+            #expect(answer.lowercased().contains("connection: close"), "\(answer)")
+            // The client goes on sending the body it started, then leaves without ending it.
+            connection.send("5\r\nworld\r\n")
+            #expect(connection.receive().closed, "the connection stays open after an answer to half a request")
+        }
+        let health = try RawConnection(port: proxy.port)
+        health.send("GET /__kakapo/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(health.receive { $0.contains("}") }.text.hasPrefix("HTTP/1.1 200"))
+        await proxy.stop()
+    }
+}
