@@ -74,6 +74,10 @@ public final class RequestPipeline: Sendable {
             return
         }
         if stubs.hasRoutes, let answer = stubs.answer(request) {
+            if let problem = answer.problem {
+                // The client gets a 500 saying why; the person running Kakapo sees it here.
+                logger.warning("route \(answer.route) could not answer \(request.method) \(request.path): \(problem)")
+            }
             completion(ProxyAnswer(answer))
             return
         }
