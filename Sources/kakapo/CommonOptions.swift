@@ -233,7 +233,10 @@ struct UpstreamOptions: ParsableArguments {
     @Flag(help: "Do not verify the upstream's TLS certificate.")
     var insecure = false
 
-    @Option(help: "How many connections to the upstream may carry requests at once (more wait their turn).")
+    @Option(
+        help:
+            "How many connections to the upstream may carry requests at once (more wait their turn; a transfer whose client does not read or send does not count, up to four times this many)."
+    )
     var upstreamConcurrency: Int = 32
 
     @Option(
