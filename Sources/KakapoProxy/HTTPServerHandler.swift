@@ -198,7 +198,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Why a request head's `Host` is not acceptable, or nil: HTTP/1.1 needs exactly one (RFC 9112 3.2),
     /// and no version may send two, which would let two readers see two hosts.
     static func hostProblem(_ head: HTTPRequestHead) -> String? {
-        let count = head.headers[canonicalForm: "host"].count
+        // Counted by name alone: `headers[canonicalForm:]` splits values and costs more on every request.
+        var count = 0
+        for (name, _) in head.headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
         if count > 1 { return "the request has \(count) Host headers; send exactly one" }
         if count == 0 && (head.version.major > 1 || head.version.minor >= 1) {
             return "an HTTP/1.1 request needs a Host header"
@@ -213,8 +215,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // Given back when the answer is ready, or when this request is dropped on the way.
         let reservation = BodyReservation(heldBodyBytes, of: settings.bodyBudget)
         heldBodyBytes = 0
-        let listening = ListeningAddress(
-            configuredHost: pipeline.configuration.host, local: context.channel.localAddress)
+        // Worked out only for the requests that need it (absolute-form and admin ones), not for every request.
+        let configuredHost = pipeline.configuration.host
+        func listening() -> ListeningAddress {
+            ListeningAddress(configuredHost: configuredHost, local: context.channel.localAddress)
+        }
         let headers = KakapoHTTP.HTTPHeaders(
             head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
         var addressed = HTTPRequest(
@@ -228,7 +233,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     for: head, context: context)
                 return
             }
-            if let parts = RequestOrigin.parts(of: split.origin), listening.isSelf(host: parts.host, port: parts.port) {
+            if let parts = RequestOrigin.parts(of: split.origin), listening().isSelf(host: parts.host, port: parts.port)
+            {
                 // Forwarded, it would come back from loopback as a request of Kakapo's own.
                 pipeline.logger.warning("refused \(head.method) \(loggable(head.uri)): it names Kakapo's own address")
                 answerError(
@@ -261,7 +267,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let fromLoopback = peerIsLoopback(context)
         let refusal =
             RequestPipeline.isAdmin(request)
-            ? AdminEndpoints.browserRefusal(request, listening: listening, pipeline: pipeline) : nil
+            ? AdminEndpoints.browserRefusal(request, listening: listening(), pipeline: pipeline) : nil
         let started = NIODeadline.now()
         tracker.begin()
         answering += 1
