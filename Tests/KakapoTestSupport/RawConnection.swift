@@ -26,7 +26,11 @@ public final class RawConnection {
                 connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw KakapoProcess.Failure(description: "cannot connect to port \(port)") }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socketDescriptor)
+            throw KakapoProcess.Failure(description: "cannot connect to port \(port): \(reason)")
+        }
         var limit = timeval()
         limit.tv_sec = .init(Int(timeout))
         limit.tv_usec = .init(Int((timeout - Double(Int(timeout))) * 1_000_000))

@@ -43,12 +43,26 @@ enum ServedInputs {
     /// The input as everything a client sends on one connection, which it then closes for writing;
     /// the server's answer is read to its end (or for at most two seconds).
     static func request(_ bytes: [UInt8]) {
-        guard let connection = try? RawConnection(port: port, timeout: 2) else {
-            fatalError("the server stopped accepting connections")
-        }
+        let connection = connect()
         connection.send(bytes: bytes)
         connection.finishSending()
         _ = connection.drain(upTo: Int.max)
+    }
+
+    /// A connection to the server. A refusal may be passing (the client's ports all in TIME_WAIT after
+    /// tens of thousands of inputs, or the server pausing its accepts while out of descriptors), so it is
+    /// tried for two seconds; a server that accepts nothing for that long is the finding.
+    private static func connect() -> RawConnection {
+        var lastError = ""
+        for _ in 0..<40 {
+            do {
+                return try RawConnection(port: port, timeout: 2)
+            } catch {
+                lastError = "\(error)"
+                usleep(50_000)
+            }
+        }
+        fatalError("the server accepted no connection for two seconds: \(lastError)")
     }
 
     /// The pipeline's answer to `request`, as a client on loopback gets it.
