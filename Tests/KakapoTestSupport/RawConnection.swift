@@ -27,8 +27,8 @@ public final class RawConnection {
             }
         }
         guard connected == 0 else {
+            // The descriptor is closed by deinit, which runs for an initializer that throws here.
             let reason = String(cString: strerror(errno))
-            close(socketDescriptor)
             throw KakapoProcess.Failure(description: "cannot connect to port \(port): \(reason)")
         }
         var limit = timeval()
