@@ -144,7 +144,9 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// one held longest is abandoned to make room.
     private func admitQueued() {
         guard queuedHead < queued.count else { return }
-        var moving = active.values.count { $0.sink?.heldSince == nil }
+        // Held transfers are counted out only when it matters: with fewer transfers than may move, the
+        // count of all of them is bound enough (this runs for every new transfer).
+        var moving = active.count < limit ? active.count : active.values.count { $0.sink?.heldSince == nil }
         while moving < limit && queuedHead < queued.count {
             if active.count >= ceiling && !abandonLongestHeld() { break }
             start(queued[queuedHead])
