@@ -199,8 +199,10 @@ struct ClientTests {
         let delayed = try await clock.measure {
             _ = try await Provider<TestAPI>(stubBehavior: .delayed(.milliseconds(300))).request(endpoint)
         }
-        // Generous upper bound: the whole suite runs in parallel on two cores.
-        #expect(delayed >= .milliseconds(300) && delayed < .seconds(5), "\(delayed)")
+        // Generous upper bound: the whole suite runs in parallel on two cores, and socket tests that block
+        // a thread of Swift's two-thread cooperative pool for seconds (reads that wait out a timeout) delay
+        // this task's wake-up as long (5.0 and 6.0 s seen in full runs).
+        #expect(delayed >= .milliseconds(300) && delayed < .seconds(20), "\(delayed)")
 
         do {
             _ = try await Provider<TestAPI>(stubBehavior: .error(URLError(.notConnectedToInternet))).request(endpoint)
