@@ -129,9 +129,11 @@ let package = Package(
         .testTarget(
             name: "DemoClientTests", dependencies: ["DemoClient", "KakapoTesting"],
             path: "Examples/InProcessTesting/Tests/DemoClientTests"),
+        .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
             name: "KakapoTestSupport",
             dependencies: [
+                "CTestSpawn",
                 "KakapoHTTP", "KakapoUpstream",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

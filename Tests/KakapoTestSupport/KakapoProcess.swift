@@ -7,7 +7,7 @@ public final class KakapoProcess: Sendable {
         public let description: String
     }
 
-    private let process: Process
+    private let process: ChildProcess
     private let output = NIOLockedValueBox<[UInt8]>([])
     private let errors = NIOLockedValueBox<[UInt8]>([])
 
@@ -32,26 +32,12 @@ public final class KakapoProcess: Sendable {
 
     /// Starts `kakapo` (or another built `executable`) with `arguments` in `directory`.
     public init(_ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
         let output = self.output
         let errors = self.errors
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            output.withLockedValue { $0.append(contentsOf: data) }
-        }
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            errors.withLockedValue { $0.append(contentsOf: data) }
-        }
-        try process.run()
+        process = try ChildProcess(
+            executable: executable, arguments: arguments, directory: directory,
+            onOutput: { bytes in output.withLockedValue { $0.append(contentsOf: bytes) } },
+            onError: { bytes in errors.withLockedValue { $0.append(contentsOf: bytes) } })
     }
 
     /// A test that fails before stopping its process must not leave it running.
