@@ -1,5 +1,6 @@
 import Foundation
 import KakapoPostgres
+import KakapoTestSupport
 import Logging
 import PostgresNIO
 
@@ -29,15 +30,8 @@ enum TestDatabase {
     /// Stops or starts the test server (`tools/postgres.sh stop|start DIR`), waiting until it has (by
     /// polling, so no thread of the test pool is held).
     static func server(_ command: String) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, command, try require(directory)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(90)
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        guard !process.isRunning, process.terminationStatus == 0 else {
+        let process = try KakapoProcess([script, command, try require(directory)], executable: "/bin/bash")
+        guard try await process.waitForExit(timeout: .seconds(90)) == 0 else {
             throw Failure("tools/postgres.sh \(command) failed")
         }
     }

@@ -39,26 +39,6 @@ enum Curl {
     static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--silent", "--show-error", "--max-time", "10"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        // Waiting blocks, so it happens on a thread of its own, never on the cooperative pool.
-        return await withCheckedContinuation { continuation in
-            Thread {
-                let outputData = output.fileHandleForReading.readDataToEndOfFile()
-                let errorData = error.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: (
-                        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-                        String(decoding: errorData, as: UTF8.self)
-                    ))
-            }.start()
-        }
+        try await KakapoProcess.run(["--silent", "--show-error", "--max-time", "10"] + arguments, executable: path)
     }
 }

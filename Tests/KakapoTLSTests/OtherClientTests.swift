@@ -37,16 +37,8 @@ extension HTTPSTests {
             #expect(saved.contains(#""url": "http://127.0.0.1:\#(upstream.port)/through/session""#))
         }
 
-        static let hasPythonRequests: Bool = {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", "import requests"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return false }
-            process.waitUntilExit()
-            return process.terminationStatus == 0
-        }()
+        static let hasPythonRequests: Bool =
+            (try? KakapoProcess.runBlocking(["python3", "-c", "import requests"], executable: "/usr/bin/env")) == 0
 
         @Test(
             "Python requests with proxies= and verify= Kakapo's CA records HTTPS, then replays it with the upstream gone",

@@ -102,6 +102,15 @@ public final class KakapoProcess: Sendable {
         return process.terminationStatus
     }
 
+    /// Runs `executable` to completion on the calling thread (for synchronous callers, not the test pool)
+    /// and returns its exit status; its output is discarded.
+    public static func runBlocking(_ arguments: [String], executable: String) throws -> Int32 {
+        let process = try ChildProcess(
+            executable: executable, arguments: arguments, directory: nil, onOutput: { _ in }, onError: { _ in })
+        while process.isRunning { usleep(10_000) }
+        return process.terminationStatus
+    }
+
     /// Runs `kakapo` to completion and returns its status, standard output and standard error.
     public static func run(
         _ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary

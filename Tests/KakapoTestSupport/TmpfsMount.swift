@@ -28,14 +28,7 @@ public final class TmpfsMount {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard try KakapoProcess.runBlocking(arguments, executable: "/usr/bin/env") == 0 else {
             throw KakapoProcess.Failure(description: "\(arguments.joined(separator: " ")) failed")
         }
     }
