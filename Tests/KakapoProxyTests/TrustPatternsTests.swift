@@ -24,10 +24,11 @@ struct TrustPatternsTests {
         let (a, b) = (try await first, try await second)
         let elapsed = ContinuousClock.now - started
         #expect(health.status == 200)
-        #expect(healthTime < .seconds(5), "health took \(healthTime)")
+        // Before the fix health waited 45 s; the bound leaves room for the full suite's busy pool (5 s seen).
+        #expect(healthTime < .seconds(15), "health took \(healthTime)")
         #expect(a.status == 200 && a.text == "[]")
         #expect(b.status == 200 && b.text == "[]")
-        #expect(elapsed < .seconds(10), "the pathological patterns took \(elapsed)")
+        #expect(elapsed < .seconds(20), "the pathological patterns took \(elapsed)")
         let hit = try await harness.client.send(.get, "/todos?title_like=^A%2B$&id=3")
         #expect(hit.text.contains(#""id":3"#), "any case, anchored: \(hit.text.prefix(80))")
         await harness.stop()
