@@ -750,16 +750,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
+    /// Whether a peer is on this machine: a Unix socket, or an address `ListeningAddress.isLoopbackName`
+    /// calls loopback (the one rule for `127.0.0.0/8`, `::1` and `::ffff:127.x.x.x`).
     static func isLoopback(_ address: SocketAddress?) -> Bool {
         guard let address else { return false }
-        switch address {
-        case .v4:
-            return address.ipAddress?.hasPrefix("127.") ?? false
-        case .v6:
-            let ip = address.ipAddress ?? ""
-            return ip == "::1" || ip.hasPrefix("::ffff:127.")
-        case .unixDomainSocket:
-            return true
-        }
+        if case .unixDomainSocket = address { return true }
+        return address.ipAddress.map(ListeningAddress.isLoopbackName) ?? false
     }
 }
