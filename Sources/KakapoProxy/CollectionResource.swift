@@ -77,6 +77,13 @@ struct CollectionResource: Sendable {
                 var response = HTTPResponse.entity(created, status: 201)
                 response.headers.add(name: "Location", value: definition.path + "/" + id.percentEncodedForQuery())
                 return response
+            case (.insert(let document), .conflict):
+                let id = StoreCollection.id(of: document, idField: idField) ?? ""
+                throw HTTPError(
+                    status: 409,
+                    message: "\(definition.path) already holds an entity with \(idField) \"\(id)\"; change it with "
+                        + "PUT or PATCH \(definition.path)/\(id.percentEncodedForQuery()), or POST without an "
+                        + "\(idField) to get a new one")
             case (.delete(let id), .deleted(let deleted)):
                 guard deleted else { throw notFound(id) }
                 return HTTPResponse(status: 204)
@@ -97,7 +104,12 @@ struct CollectionResource: Sendable {
         switch operation {
         case .list: return .documents(collection.all())
         case .find(let id): return .document(collection.find(id: id))
-        case .insert(let document): return .document(collection.insert(document))
+        case .insert(let document):
+            do {
+                return .document(try collection.create(document))
+            } catch {
+                return .conflict
+            }
         case .replace(let id, let document): return .document(collection.replace(id: id, with: document))
         case .merge(let id, let patch): return .document(collection.merge(id: id, with: patch))
         case .delete(let id): return .deleted(collection.delete(id: id))
@@ -111,7 +123,11 @@ struct CollectionResource: Sendable {
         switch operation {
         case .list: return .documents(try await shared.all(in: name))
         case .find(let id): return .document(try await shared.find(id: id, in: name))
-        case .insert(let document): return .document(try await shared.insert(document, into: name, idField: idField))
+        case .insert(let document):
+            guard let created = try await shared.create(document, into: name, idField: idField) else {
+                return .conflict
+            }
+            return .document(created)
         case .replace(let id, let document):
             return .document(try await shared.replace(id: id, with: document, in: name, idField: idField))
         case .merge(let id, let patch):
@@ -162,6 +178,8 @@ enum CollectionOutcome: Sendable {
     case documents([JSONObject])
     case document(JSONObject?)
     case deleted(Bool)
+    /// The document to insert has an id that is taken.
+    case conflict
 }
 
 /// Where a collection's documents live.

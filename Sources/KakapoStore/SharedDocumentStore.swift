@@ -13,6 +13,9 @@ public protocol SharedDocumentStore: Sendable {
     /// Keeps `document`, with a fresh id from the shared sequence when it has none; a document whose id
     /// is taken replaces the one there. Returns it as kept.
     func insert(_ document: JSONObject, into collection: String, idField: String) async throws -> JSONObject
+    /// Keeps a new `document`, as `POST` does: nil, with nothing changed, when its id is already taken;
+    /// a fresh id from the shared sequence when it has none. Returns it as kept.
+    func create(_ document: JSONObject, into collection: String, idField: String) async throws -> JSONObject?
     /// Replaces document `id` (its id member kept); nil when there is none.
     func replace(id: String, with document: JSONObject, in collection: String, idField: String) async throws
         -> JSONObject?
@@ -32,4 +35,16 @@ public protocol SharedDocumentStore: Sendable {
     func reset(seeding collections: [(name: String, idField: String, documents: [JSONObject])]) async throws
     /// Everything kept, as `{"store": location, "nextId": n, "entities": {"todos": [...]}}`.
     func snapshot() async throws -> JSONValue
+}
+
+extension SharedDocumentStore {
+    /// Looks the id up, then inserts. Two instances creating the same id at the same moment may both
+    /// succeed (the later one replacing); a store that can refuse a taken id atomically (an
+    /// `INSERT ... ON CONFLICT DO NOTHING`) should implement this itself.
+    public func create(_ document: JSONObject, into collection: String, idField: String) async throws -> JSONObject? {
+        if let id = StoreCollection.id(of: document, idField: idField), try await find(id: id, in: collection) != nil {
+            return nil
+        }
+        return try await insert(document, into: collection, idField: idField)
+    }
 }

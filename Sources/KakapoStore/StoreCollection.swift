@@ -1,12 +1,13 @@
 import KakapoJSON
 
 /// A named collection of JSON objects in a `Store`: the model behind resources declared in a routes file.
-/// Ids come from the store's one counter, so typed entities and documents never share an id; a document's
-/// id is the string form of its `idField` (`1` and `"1"` are the same document). Every call is atomic.
+/// A document's id is the string form of its `idField` (`1` and `"1"` are the same document). New ids follow
+/// the kind of the collection's ids: numbers after the highest number, or strings from the store's one
+/// counter (so typed entities and such documents never share an id). Every call is atomic.
 ///
 /// ```swift
 /// let todos = store.collection("todos")
-/// let created = todos.insert(["title": "write docs"])   // {"title":"write docs","id":"0"}
+/// let created = try todos.create(["title": "write docs"])   // {"title":"write docs","id":"0"}
 /// todos.merge(id: "0", with: ["done": true])            // {"title":"write docs","id":"0","done":true}
 /// ```
 public struct StoreCollection: Sendable {
@@ -40,11 +41,27 @@ public struct StoreCollection: Sendable {
         store.state.withLock { $0.collections[name]?.byID[id] }
     }
 
-    /// Keeps `document`, giving it a fresh string id when it has none; returns it as kept.
-    /// A document whose id is already taken replaces the one there.
+    /// Keeps `document`, giving it a fresh id when it has none; returns it as kept.
+    /// A document whose id is already taken replaces the one there (seeding); `create(_:)` refuses instead.
     @discardableResult
     public func insert(_ document: JSONObject) -> JSONObject {
         store.state.withLock { insert(document, into: &$0) }
+    }
+
+    /// Keeps a new `document`, as `POST` does: one whose id is already taken is refused with a `conflict`
+    /// error and nothing changes. A document without an id gets a fresh one of the kind the collection's
+    /// first document had: a number (the highest number id ever kept, plus one) or a string (the next
+    /// free one from the store's counter, `"0"`, `"1"`, ...).
+    public func create(_ document: JSONObject) throws(StoreError) -> JSONObject {
+        try store.state.withLock { (state) throws(StoreError) -> JSONObject in
+            if let id = self.id(of: document), state.collections[name]?.byID[id] != nil {
+                throw StoreError(
+                    code: .conflict,
+                    message: "\(name) already holds an entity with \(idField) \"\(id)\"; "
+                        + "change it with PUT or PATCH, or POST without an \(idField) to get a new one")
+            }
+            return insert(document, into: &state)
+        }
     }
 
     private func insert(_ document: JSONObject, into state: inout Store.State) -> JSONObject {
@@ -53,11 +70,14 @@ public struct StoreCollection: Sendable {
         let id: String
         if let given = self.id(of: document) {
             id = given
+        } else if let number = table.nextNumber() {
+            id = String(number)
+            document[idField] = .number(JSONNumber(number))
         } else {
             id = state.freshID { table.byID[$0] != nil }
             document[idField] = .string(id)
         }
-        table.put(document, id: id)
+        table.put(document, id: id, idField: idField)
         state.collections[name] = table
         return document
     }
@@ -68,7 +88,7 @@ public struct StoreCollection: Sendable {
             guard let existing = state.collections[name]?.byID[id] else { return nil }
             var replaced = document
             replaced[idField] = existing[idField]
-            state.collections[name]!.put(replaced, id: id)
+            state.collections[name]!.put(replaced, id: id, idField: idField)
             return replaced
         }
     }
@@ -81,7 +101,7 @@ public struct StoreCollection: Sendable {
             let kept = merged[idField]
             for (key, value) in patch { merged[key] = value }
             merged[idField] = kept
-            state.collections[name]!.put(merged, id: id)
+            state.collections[name]!.put(merged, id: id, idField: idField)
             return merged
         }
     }

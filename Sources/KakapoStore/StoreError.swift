@@ -7,6 +7,8 @@ public struct StoreError: HTTPResponseError, Hashable, Sendable, CustomStringCon
         let name: String
         /// No entity of that type has that id (404).
         public static let notFound = Code(name: "not-found")
+        /// An entity with that id is already stored (409).
+        public static let conflict = Code(name: "conflict")
         /// A saved store could not be read or written.
         public static let file = Code(name: "file")
     }
@@ -19,7 +21,13 @@ public struct StoreError: HTTPResponseError, Hashable, Sendable, CustomStringCon
         self.message = message
     }
 
-    public var status: Int { code == .notFound ? 404 : 500 }
+    public var status: Int {
+        switch code {
+        case .notFound: return 404
+        case .conflict: return 409
+        default: return 500
+        }
+    }
     public var description: String { message }
 
     /// The error for a missing entity of type `T`.
