@@ -3,29 +3,58 @@ import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
 
-/// Writes a cassette as HAR 1.2, as browsers' devtools do: full URLs (from `Host`; `http` unless the
-/// scheme is given), query strings, decoded bodies as text (base64 when not UTF-8) with the wire's
-/// `Content-Encoding` kept and the compression noted, timings from the recording.
+/// Writes a cassette as HAR 1.2, as browsers' devtools do: one page holding every entry, full URLs (from
+/// `Host`; `http` unless the scheme is given), query strings, cookies read from `Cookie` and `Set-Cookie`,
+/// decoded bodies as text (base64 when not UTF-8) with the wire's `Content-Encoding` kept and the
+/// compression noted, timings from the recording. Two fields of Kakapo's own (HAR allows `_` names):
+/// `_chunks` on a streamed response keeps its pieces and their offsets, and `"_encoded": true` on a
+/// `content` marks a body kept as the wire's bytes because Kakapo cannot decode its coding (br, zstd).
 public enum HARExport {
-    /// The HAR document for `cassette`; `scheme` prefixes every URL.
-    public static func document(_ cassette: Cassette, scheme: String = "http") -> JSONValue {
+    /// The id of the one page an export writes, which every entry's `pageref` names.
+    static let pageID = "page_1"
+
+    /// The HAR document for `cassette`; `scheme` prefixes every URL and `title` names the page.
+    public static func document(_ cassette: Cassette, scheme: String = "http", title: String = "kakapo cassette")
+        -> JSONValue
+    {
         let entries = cassette.interactions.map { entry($0, scheme: scheme) }
+        let software: JSONValue = ["name": "kakapo", "version": .string(KakapoVersion.current)]
         return [
             "log": [
                 "version": "1.2",
-                "creator": ["name": "kakapo", "version": "1"],
-                "pages": [],
+                "creator": software,
+                "browser": software,
+                "pages": [
+                    [
+                        "startedDateTime": .string(pageStart(cassette)),
+                        "id": .string(pageID),
+                        "title": .string(title),
+                        "pageTimings": ["onContentLoad": -1, "onLoad": -1],
+                    ]
+                ],
                 "entries": .array(entries),
             ]
         ]
     }
 
     /// The document as bytes, laid out for people.
-    public static func bytes(_ cassette: Cassette, scheme: String = "http") -> [UInt8] {
-        var bytes = JSONWriter(layout: .readable).write(document(cassette, scheme: scheme))
+    public static func bytes(_ cassette: Cassette, scheme: String = "http", title: String = "kakapo cassette")
+        -> [UInt8]
+    {
+        var bytes = JSONWriter(layout: .readable).write(document(cassette, scheme: scheme, title: title))
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
+
+    /// When the earliest interaction was recorded (the epoch when none says).
+    private static func pageStart(_ cassette: Cassette) -> String {
+        let dated = cassette.interactions.compactMap { interaction in
+            interaction.recordedDate.map { (date: $0, text: interaction.recordedAt) }
+        }
+        return dated.min { $0.date < $1.date }?.text ?? epoch
+    }
+
+    private static let epoch = "1970-01-01T00:00:00.000Z"
 
     private static func entry(_ interaction: Interaction, scheme: String) -> JSONValue {
         let request = interaction.request
@@ -35,7 +64,7 @@ public enum HARExport {
             "method": .string(request.method.rawValue),
             "url": .string((request.origin ?? scheme + "://" + host) + request.target),
             "httpVersion": "HTTP/1.1",
-            "cookies": [],
+            "cookies": HARCookies.request(request.headers),
             "headers": headers(request.headers),
             "queryString": .array(
                 request.queryItems.map {
@@ -50,33 +79,63 @@ public enum HARExport {
         if !request.body.isEmpty {
             var postData = content(request.body)
             postData["mimeType"] = .string(request.headers["Content-Type"] ?? "application/octet-stream")
+            postData["params"] = []
             requestObject["postData"] = .object(postData)
         }
-        let decoded = ContentCoding.decoding(response.body, headers: response.headers).content
-        var contentObject = content(decoded)
-        contentObject["size"] = .number(JSONNumber(decoded.count))
-        contentObject["compression"] = .number(JSONNumber(decoded.count - response.body.count))
-        contentObject["mimeType"] = .string(response.headers["Content-Type"] ?? "")
-        let responseObject: JSONObject = [
+        var responseObject: JSONObject = [
             "status": .number(JSONNumber(response.status)),
             "statusText": .string(ReasonPhrase.text(for: response.status)),
             "httpVersion": "HTTP/1.1",
-            "cookies": [],
+            "cookies": HARCookies.response(response.headers, recordedAt: interaction.recordedDate),
             "headers": headers(response.headers),
-            "content": .object(contentObject),
+            "content": .object(responseContent(response)),
             "redirectURL": .string(response.headers["Location"] ?? ""),
             "headersSize": -1,
             "bodySize": .number(JSONNumber(response.body.count)),
         ]
+        if let chunks = interaction.chunks {
+            responseObject["_chunks"] = .array(
+                chunks.map { chunk in
+                    var object = content(chunk.bytes)
+                    object["offsetMs"] = .number(JSONNumber(chunk.offsetMilliseconds))
+                    return .object(object)
+                })
+        }
+        let milliseconds = JSONValue.number(JSONNumber(interaction.durationMilliseconds))
         return [
-            "startedDateTime": .string(
-                interaction.recordedAt.isEmpty ? "1970-01-01T00:00:00.000Z" : interaction.recordedAt),
-            "time": .number(JSONNumber(interaction.durationMilliseconds)),
+            "pageref": .string(pageID),
+            "startedDateTime": .string(interaction.recordedDate == nil ? epoch : interaction.recordedAt),
+            "time": milliseconds,
             "request": .object(requestObject),
             "response": .object(responseObject),
             "cache": [:],
-            "timings": ["send": 0, "wait": .number(JSONNumber(interaction.durationMilliseconds)), "receive": 0],
+            "timings": [
+                "blocked": -1, "dns": -1, "connect": -1, "send": 0, "wait": milliseconds, "receive": 0, "ssl": -1,
+            ],
         ]
+    }
+
+    /// HAR's `content`: the decoded body, or the wire's bytes (base64, `_encoded`) when its coding is one
+    /// Kakapo cannot decode.
+    private static func responseContent(_ response: HTTPResponse) -> JSONObject {
+        let (decoded, coding) = ContentCoding.decoding(response.body, headers: response.headers)
+        let named = response.headers.values(for: "Content-Encoding").contains {
+            let name = $0.trimmingSpaces().lowercased()
+            return !name.isEmpty && name != "identity"
+        }
+        var object: JSONObject
+        if coding == nil && named && !response.body.isEmpty {
+            object = ["text": .string(Data(response.body).base64EncodedString()), "encoding": "base64"]
+            object["_encoded"] = true
+        } else {
+            object = content(decoded)
+        }
+        object["size"] = .number(JSONNumber(decoded.count))
+        if decoded.count >= response.body.count {
+            object["compression"] = .number(JSONNumber(decoded.count - response.body.count))
+        }
+        object["mimeType"] = .string(response.headers["Content-Type"] ?? "")
+        return object
     }
 
     private static func headers(_ headers: HTTPHeaders) -> JSONValue {
@@ -88,7 +147,6 @@ public enum HARExport {
         if let text = String(validating: bytes, as: UTF8.self) { return ["text": .string(text)] }
         return ["text": .string(Data(bytes).base64EncodedString()), "encoding": "base64"]
     }
-
 }
 
 /// Reason phrases for the common statuses (HAR's `statusText`).

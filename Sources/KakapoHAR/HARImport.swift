@@ -3,13 +3,21 @@ import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
 
-/// Reads HAR 1.2 (what browsers' devtools, Charles, Proxyman and Polly.js write) into a cassette: entries
-/// in order, text and base64 bodies, missing optional fields tolerated, `_`-prefixed extensions and pages
-/// ignored, HTTP/2 pseudo-headers dropped. Browsers store bodies decoded while keeping
-/// `Content-Encoding`; such bodies are encoded again so the recording is what went over the wire.
+/// Reads HAR 1.2 (what browsers' devtools, mitmproxy, Charles, Proxyman and Polly.js write) into a cassette:
+/// entries in order, text and base64 bodies, missing optional fields tolerated, pages and `_`-prefixed
+/// extensions ignored but Kakapo's own `_chunks`, HTTP/2 pseudo-headers dropped. Bodies are made to agree
+/// with their `Content-Encoding` as `HARResponseContent` says, and the report tells what that changed.
 public enum HARImport {
     /// The cassette `bytes` (a HAR document read from `file`) describes, before redaction.
     public static func cassette(from bytes: [UInt8], file: String) throws(HARError) -> Cassette {
+        try read(bytes, file: file).cassette
+    }
+
+    /// The cassette `bytes` (a HAR document read from `file`) describes, before redaction, with what the
+    /// import changed so that it replays (codings dropped or written again, lengths fixed).
+    public static func read(_ bytes: [UInt8], file: String) throws(HARError) -> (
+        cassette: Cassette, report: HARImportReport
+    ) {
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes)
@@ -18,7 +26,9 @@ public enum HARImport {
         }
         do {
             let entries = try Node(root, []).member("log").member("entries").array()
-            return Cassette(interactions: try entries.map(interaction))
+            var report = HARImportReport()
+            let interactions = try entries.map { try interaction($0, report: &report) }
+            return (Cassette(interactions: interactions), report)
         } catch let failure as Failure {
             // A missing member has no position: point at the nearest parent that has one.
             var path = failure.path
@@ -35,7 +45,7 @@ public enum HARImport {
         }
     }
 
-    private static func interaction(_ entry: Node) throws -> Interaction {
+    private static func interaction(_ entry: Node, report: inout HARImportReport) throws -> Interaction {
         let request = try entry.member("request")
         let response = try entry.member("response")
         let url = try request.member("url").string()
@@ -56,17 +66,7 @@ public enum HARImport {
         guard (100...599).contains(status) else {
             throw try response.member("status").failure("expected an HTTP status from 100 to 599, not \(status)")
         }
-        let responseHeaders = try headers(response)
-        var responseBody: [UInt8] = []
-        if let content = response.optional("content"), let text = try content.optional("text")?.string() {
-            responseBody = try body(text, encoding: content.optional("encoding")?.string(), at: content)
-            // The text is the decoded body; put back the encoding the headers say went over the wire.
-            if let coding = ContentCoding(header: responseHeaders["Content-Encoding"]),
-                coding.decode(responseBody) == nil
-            {
-                responseBody = coding.encode(responseBody)
-            }
-        }
+        let content = try HARResponseContent.read(response, headers: try headers(response), report: &report)
         let milliseconds =
             try entry.optional("time").map { node in
                 let value = try node.number()
@@ -82,9 +82,9 @@ public enum HARImport {
                 method: HTTPMethod(try request.member("method").string().uppercased()), target: target,
                 headers: requestHeaders, body: requestBody,
                 origin: RequestOrigin.make(scheme: components.scheme ?? "http", host: host, port: components.port)),
-            response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
+            response: HTTPResponse(status: status, headers: content.headers, body: content.body),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
-            durationMilliseconds: max(0, milliseconds))
+            durationMilliseconds: max(0, milliseconds), chunks: content.chunks)
     }
 
     private static func headers(_ message: Node) throws -> HTTPHeaders {
@@ -97,7 +97,7 @@ public enum HARImport {
         return result
     }
 
-    private static func body(_ text: String, encoding: String?, at node: Node) throws -> [UInt8] {
+    static func body(_ text: String, encoding: String?, at node: Node) throws -> [UInt8] {
         guard encoding == "base64" else { return Array(text.utf8) }
         guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
             throw Failure(path: node.path + [.key("text")], message: "not valid base64")

@@ -27,8 +27,9 @@ extension CassetteCommand {
                 throw ExitCode(ExitStatus.invalidInput)
             }
             var cassette: Cassette
+            let changes: HARImportReport
             do {
-                cassette = try HARImport.cassette(from: Array(data), file: input)
+                (cassette, changes) = try HARImport.read(Array(data), file: input)
             } catch {
                 standardError("error: \(error)")
                 throw ExitCode(ExitStatus.invalidInput)
@@ -38,6 +39,8 @@ extension CassetteCommand {
             print(
                 "\(output): \(cassette.interactions.count) interactions from \(input)"
                     + (summary.map { "; redacted " + $0 } ?? ""))
+            // What was changed so that every client can read the replayed answers, a line per kind.
+            for line in changes.lines { print("  " + line) }
         }
     }
 
