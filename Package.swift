@@ -14,6 +14,21 @@ let package = Package(
         .executable(name: "kakapo", targets: ["kakapo"]),
         .executable(name: "kakapo-inprocess-bench", targets: ["kakapo-inprocess-bench"]),
     ],
+    // The heavy dependencies (BoringSSL twice, through swift-crypto and swift-nio-ssl; PostgresNIO; OpenAPIKit)
+    // serve the CLI alone. Every use of them is behind one of these traits, so a package that needs only
+    // Kakapo or KakapoTesting can depend on this one with `traits: []` and SwiftPM neither fetches nor
+    // builds them (docs/first-build.md). The defaults keep `swift run kakapo` full-featured.
+    traits: [
+        .trait(
+            name: "TLS",
+            description:
+                "HTTPS interception and the TLS listener (KakapoTLS: swift-nio-ssl, swift-certificates, swift-crypto)."
+        ),
+        .trait(name: "Postgres", description: "The PostgreSQL-backed Store (KakapoPostgres: PostgresNIO)."),
+        .trait(
+            name: "OpenAPI", description: "Checking cassettes against an OpenAPI document (KakapoOpenAPI: OpenAPIKit)."),
+        .default(enabledTraits: ["TLS", "Postgres", "OpenAPI"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -51,9 +66,9 @@ let package = Package(
             name: "KakapoOpenAPI",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette",
-                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
-                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -61,7 +76,7 @@ let package = Package(
             name: "KakapoPostgres",
             dependencies: [
                 "KakapoJSON", "KakapoStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -74,10 +89,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["TLS"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["TLS"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["TLS"])),
             ]
         ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
