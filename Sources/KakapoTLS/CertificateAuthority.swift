@@ -20,9 +20,34 @@ public final class CertificateAuthority: Sendable {
     /// The CA key's file name inside the folder.
     public static let keyFileName = "kakapo-ca-key.pem"
 
-    /// The folder Kakapo uses when none is given: `~/.kakapo/ca`.
+    /// The folder Kakapo uses when none is given: `$HOME/.kakapo/ca`, or the account's home folder's
+    /// when `HOME` is unset or empty (as every command-line tool does).
     public static var defaultDirectory: String {
-        FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".kakapo/ca").path
+        defaultDirectory(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// The default folder for the given environment: `$HOME/.kakapo/ca` when `HOME` is set and not
+    /// empty, else under the account's home folder.
+    public static func defaultDirectory(environment: [String: String]) -> String {
+        let home: String
+        if let value = environment["HOME"], !value.isEmpty {
+            home = value
+        } else {
+            home = FileManager.default.homeDirectoryForCurrentUser.path
+        }
+        return absolutePath(((home as NSString).appendingPathComponent(".kakapo/ca")))
+    }
+
+    /// `path` made absolute against the working directory (when relative) and standardized, so the
+    /// paths Kakapo prints can be pasted into a command run anywhere.
+    public static func absolutePath(_ path: String) -> String {
+        let absolute: String
+        if path.hasPrefix("/") {
+            absolute = path
+        } else {
+            absolute = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
+        }
+        return (absolute as NSString).standardizingPath
     }
 
     /// The path of the CA certificate (PEM), the file clients are told to trust.
@@ -38,7 +63,9 @@ public final class CertificateAuthority: Sendable {
 
     /// Loads the CA kept in `directory`, or creates it there (folder mode 0700, key mode 0600) when the
     /// folder has neither file. Throws when only one of the two files is there or one cannot be read.
-    public static func loadOrCreate(directory: String) throws(TLSSetupError) -> CertificateAuthority {
+    /// A relative `directory` is taken from the working directory, and every path the CA reports is absolute.
+    public static func loadOrCreate(directory given: String) throws(TLSSetupError) -> CertificateAuthority {
+        let directory = absolutePath(given)
         let certificatePath = (directory as NSString).appendingPathComponent(certificateFileName)
         let keyPath = (directory as NSString).appendingPathComponent(keyFileName)
         let files = FileManager.default

@@ -10,7 +10,10 @@ struct CACommand: ParsableCommand {
         subcommands: [Path.self, Trust.self])
 
     struct Options: ParsableArguments {
-        @Option(help: ArgumentHelp("The CA's folder (default ~/.kakapo/ca).", valueName: "dir"))
+        @Option(
+            help: ArgumentHelp(
+                "The CA's folder (default $HOME/.kakapo/ca); a relative path is taken from the working directory.",
+                valueName: "dir"))
         var caDir: String?
 
         /// The CA, created on first use; exit 3 with the reason when it cannot be.
@@ -39,7 +42,9 @@ struct CACommand: ParsableCommand {
     /// `kakapo ca trust`: prints how to trust the CA on the usual systems.
     struct Trust: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print how to trust the CA on macOS, Debian/Ubuntu, an iOS simulator and in common clients.")
+            abstract:
+                "Print how to trust the CA on macOS, Debian/Ubuntu, an iOS simulator, in Chromium and Firefox, and in common clients."
+        )
 
         @OptionGroup var options: Options
 
@@ -61,13 +66,24 @@ struct CACommand: ParsableCommand {
                 iOS simulator (booted):
                   xcrun simctl keychain booted add-root-cert "\(path)"
 
+                Chromium and Chrome on Linux (their own NSS store; certutil is in libnss3-tools):
+                  mkdir -p "$HOME/.pki/nssdb" && certutil -d sql:"$HOME/.pki/nssdb" -N --empty-password   (first time only)
+                  certutil -d sql:"$HOME/.pki/nssdb" -A -t C,, -n kakapo -i "\(path)"
+                  chromium --proxy-server=http://127.0.0.1:8080 --proxy-bypass-list='<-loopback>'
+                  (without --proxy-bypass-list='<-loopback>' Chromium sends localhost and 127.0.0.1 around the proxy)
+
+                Firefox (NSS, per profile): Settings > Privacy & Security > Certificates > View Certificates >
+                Authorities > Import "\(path)", tick "Trust this CA to identify websites"; or, Firefox closed:
+                  certutil -d sql:"<profile folder>" -A -t C,, -n kakapo -i "\(path)"
+                For localhost through the proxy, set network.proxy.allow_hijacking_localhost to true in about:config.
+
                 One client only, nothing installed:
                   curl --proxy http://127.0.0.1:8080 --cacert "\(path)" https://api.example.com/
                   REQUESTS_CA_BUNDLE="\(path)" python3 app.py      (Python requests)
                   NODE_EXTRA_CA_CERTS="\(path)" node app.js
                   SSL_CERT_FILE="\(path)" ...                      (OpenSSL-based tools)
 
-                To remove it: delete the certificate from the store you added it to, then remove \((path as NSString).deletingLastPathComponent).
+                To remove it: delete the certificate from the store you added it to (NSS: certutil -d sql:<dir> -D -n kakapo), then remove \((path as NSString).deletingLastPathComponent).
                 """)
         }
     }
