@@ -741,11 +741,19 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let parserError = error as? HTTPParserError {
             answerMalformed(parserError, context: context)
         } else if let origin {
-            // Inside a decrypted tunnel, mostly a failed TLS handshake: a client that does not trust
-            // Kakapo's CA, or one that sent something else than TLS.
-            pipeline.logger.info(
-                "connection for \(origin) closed (a client that does not trust Kakapo's CA ends here; see kakapo ca trust): \(error)"
-            )
+            // Inside a decrypted tunnel: a client that refused Kakapo's certificate says so in one line;
+            // ordinary closes are no news.
+            switch settings.forward?.interception?.closeReason(for: error) ?? .failed("\(error)") {
+            case .untrusted(let alert):
+                let told = alert.map { " (TLS alert \($0))" } ?? ""
+                pipeline.logger.info(
+                    "connection for \(origin) closed: curl or the browser did not trust Kakapo's CA\(told): run `kakapo ca trust`"
+                )
+            case .ordinary(let reason):
+                pipeline.logger.debug("connection for \(origin) closed: \(reason)")
+            case .failed(let reason):
+                pipeline.logger.info("connection for \(origin) closed: \(reason)")
+            }
         }
         context.close(promise: nil)
     }

@@ -31,6 +31,10 @@ public struct InterceptionCertificates: TLSTermination {
         NIOSSLServerHandler(context: try context(forHost: host))
     }
 
+    public func closeReason(for error: any Error) -> TLSCloseReason {
+        TLSCloseClassifier.reason(for: error)
+    }
+
     /// The TLS context for `host`: the kept one, or a new one (which may push out the least recently
     /// used).
     func context(forHost host: String) throws -> NIOSSLContext {

@@ -42,4 +42,8 @@ public struct ListenerCertificate: TLSTermination {
     public func makeServerHandler(forHost host: String) throws -> any ChannelHandler {
         NIOSSLServerHandler(context: context)
     }
+
+    public func closeReason(for error: any Error) -> TLSCloseReason {
+        TLSCloseClassifier.reason(for: error)
+    }
 }
