@@ -32,6 +32,17 @@ public struct CassetteSpecChecker: Sendable {
         }
         let candidates = spec.matches(path: request.path)
         guard let mostSpecific = candidates.first else {
+            let missing = spec.missingPrefixes(of: request.path)
+            if !missing.isEmpty {
+                let named =
+                    missing.count == 1
+                    ? "the server prefix \(missing[0])" : "a server prefix (\(missing.joined(separator: ", ")))"
+                return finding(
+                    nil,
+                    [
+                        "\(request.path) is not in the spec: it lacks \(named) (\(missing[0])\(request.path) would match)"
+                    ])
+            }
             return finding(nil, ["no path in the spec matches \(request.path)"])
         }
         let components = spec.document.components

@@ -15,6 +15,8 @@ public struct OpenAPISpec: Sendable {
     public let declaredVersion: String
     /// Path prefixes taken from `servers` (`/v1` for `https://api.example.com/v1`), longest first.
     public let serverPrefixes: [String]
+    /// Whether a path may come without a server prefix: when no server is declared, or one has no path.
+    public let allowsUnprefixedPaths: Bool
     let templates: [PathTemplate]
 
     /// Wraps a document already in memory.
@@ -22,6 +24,7 @@ public struct OpenAPISpec: Sendable {
         self.document = document
         self.declaredVersion = declaredVersion ?? document.openAPIVersion.rawValue
         self.serverPrefixes = Self.prefixes(of: document.servers)
+        self.allowsUnprefixedPaths = Self.prefixes(of: document.servers, keepingEmpty: true).contains("")
         self.templates = document.paths.keys.map(PathTemplate.init)
     }
 
@@ -100,9 +103,23 @@ public struct OpenAPISpec: Sendable {
     }
 
     /// The operations whose path template matches `path`, the most specific first, with the path
-    /// parameters each one binds. Server prefixes are tried longest first, then none.
+    /// parameters each one binds. Server prefixes are tried longest first, then none when a server (or
+    /// the default `/`) has no path.
     func matches(path: String) -> [(template: PathTemplate, parameters: [String: String])] {
-        for prefix in serverPrefixes + [""] {
+        matches(path: path, prefixes: serverPrefixes + (allowsUnprefixedPaths ? [""] : []))
+    }
+
+    /// The server prefixes `path` lacks: those it would match the spec with, when it matches it without
+    /// any prefix but every server has one (`/pets/mine` for a `/v1` server). Empty otherwise.
+    func missingPrefixes(of path: String) -> [String] {
+        guard !allowsUnprefixedPaths, matches(path: path).isEmpty, !matches(path: path, prefixes: [""]).isEmpty else {
+            return []
+        }
+        return serverPrefixes.sorted()
+    }
+
+    private func matches(path: String, prefixes: [String]) -> [(template: PathTemplate, parameters: [String: String])] {
+        for prefix in prefixes {
             guard let rest = Self.strip(prefix, from: path) else { continue }
             let found = templates.compactMap { template in
                 template.match(rest).map { (template: template, parameters: $0) }
@@ -123,7 +140,10 @@ public struct OpenAPISpec: Sendable {
     }
 
     /// The path part of each server URL (variables replaced by their defaults), without a trailing slash.
-    static func prefixes(of servers: [OpenAPIKit.OpenAPI.Server]) -> [String] {
+    /// With `keepingEmpty`, a server without a path (or no server at all: the spec's default is `/`)
+    /// gives the empty prefix.
+    static func prefixes(of servers: [OpenAPIKit.OpenAPI.Server], keepingEmpty: Bool = false) -> [String] {
+        if servers.isEmpty { return keepingEmpty ? [""] : [] }
         var prefixes: Set<String> = []
         for server in servers {
             var url = server.urlTemplate.rawValue
@@ -137,7 +157,11 @@ public struct OpenAPISpec: Sendable {
             }
             if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = String(path[..<query]) }
             while path.hasSuffix("/") { path.removeLast() }
-            if !path.isEmpty && path.hasPrefix("/") { prefixes.insert(path) }
+            if !path.isEmpty && path.hasPrefix("/") {
+                prefixes.insert(path)
+            } else if keepingEmpty {
+                prefixes.insert("")
+            }
         }
         return prefixes.sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
     }

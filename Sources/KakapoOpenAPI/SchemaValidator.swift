@@ -99,8 +99,16 @@ final class SchemaValidator {
             }
             return found + violation("matches none of the \(schemas.count) anyOf schemas\(Self.firstReason(first))")
         case .one(let schemas, _):
-            if let chosen = discriminated(value, schemas, schema.discriminator) {
+            switch discriminated(value, schemas, schema.discriminator) {
+            case .chosen(let chosen):
                 return found + validate(value, chosen, pointer, depth: depth + 1)
+            case .unknown(let property, let name, let known):
+                return found
+                    + violation(
+                        "discriminator \(property): \(JSONWriter().string(.string(String(name.prefix(200))))) is none of \(known.joined(separator: ", "))"
+                    )
+            case .none:
+                break
             }
             var matching = 0
             var first: [Violation] = []
@@ -249,21 +257,40 @@ final class SchemaValidator {
         return found
     }
 
+    /// What a `oneOf`'s discriminator says about a value.
+    private enum Discriminated {
+        /// The member the value's discriminator property names.
+        case chosen(JSONSchema)
+        /// The value names no member: the property, its value, and the values the discriminator knows.
+        case unknown(property: String, value: String, known: [String])
+        /// No discriminator, or the value does not carry its property as a string.
+        case none
+    }
+
     /// The `oneOf` member a discriminator names, when the schema has one and the value carries it.
     private func discriminated(
         _ value: JSONValue, _ schemas: [JSONSchema], _ discriminator: OpenAPIKit.OpenAPI.Discriminator?
-    )
-        -> JSONSchema?
-    {
+    ) -> Discriminated {
         guard let discriminator, let name = value.objectValue?[discriminator.propertyName]?.stringValue else {
-            return nil
+            return .none
         }
         let target = discriminator.mapping?[name] ?? "#/components/schemas/\(name)"
         let targetName = target.split(separator: "/").last.map(String.init)
-        return schemas.first { candidate in
+        let chosen = schemas.first { candidate in
             guard case .reference(let reference, _) = candidate.value else { return false }
             return reference.absoluteString == target || reference.name == targetName
         }
+        if let chosen { return .chosen(chosen) }
+        // The names the discriminator accepts: its mapping's keys and the members' schema names.
+        var known = discriminator.mapping.map { Array($0.keys) } ?? []
+        for candidate in schemas {
+            guard case .reference(let reference, _) = candidate.value, let member = reference.name else { continue }
+            let mapped = discriminator.mapping?.contains { $0.value == reference.absoluteString } ?? false
+            if !mapped, !known.contains(member) { known.append(member) }
+        }
+        // Without one reference among the members there is nothing to name: validate member by member.
+        guard !known.isEmpty else { return .none }
+        return .unknown(property: discriminator.propertyName, value: name, known: known.sorted())
     }
 
     // MARK: - Helpers

@@ -40,7 +40,7 @@ extension CassetteCommand {
             case .text:
                 for finding in broken { print(finding.text) }
                 print(
-                    "\(findings.count) interactions checked against \(openapi) (OpenAPI \(spec.declaredVersion)): "
+                    "\(findings.count) interaction\(findings.count == 1 ? "" : "s") checked against \(openapi) (OpenAPI \(spec.declaredVersion)): "
                         + "\(findings.count - broken.count) allowed, \(broken.count) not allowed"
                         + (problems == 0 ? "" : " (\(problems) problem\(problems == 1 ? "" : "s"))"))
             case .json:

@@ -33,6 +33,29 @@ struct SpecCheckCommandTests {
         #expect(!broken.output.contains("#0 "))
     }
 
+    @Test("one interaction is counted in the singular; a path without the server prefix is not in the spec")
+    func singularAndServerPrefix() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/one.json"
+        try """
+        {"version": 1, "interactions": [{
+          "request": {"method": "GET", "url": "/users/2", "headers": []},
+          "response": {"status": 404, "headers": [["Content-Type", "application/json"]],
+                       "body": {"json": {"error": "no such user"}}},
+          "recordedAt": "2026-11-22T09:00:00.000Z", "durationMs": 1}]}
+        """.write(toFile: cassette, atomically: true, encoding: .utf8)
+        let spec = Self.fixtures + "/users.openapi.yaml"
+        let result = try await KakapoProcess.run(["cassette", "check", cassette, "--openapi", spec])
+        #expect(result.status == 1, "\(result.error)")
+        #expect(
+            result.output == """
+                #0 GET /users/2 -> 404
+                    /users/2 is not in the spec: it lacks the server prefix /v1 (/v1/users/2 would match)
+                1 interaction checked against \(spec) (OpenAPI 3.0.3): 0 allowed, 1 not allowed (1 problem)
+
+                """)
+    }
+
     @Test("--format json lists every interaction with its problems")
     func json() async throws {
         let result = try await KakapoProcess.run([
