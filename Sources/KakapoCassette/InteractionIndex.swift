@@ -129,9 +129,16 @@ public struct InteractionIndex: Sendable {
 
     /// Plays `request`: the n-th identical request gets the n-th matching recording; after the last one,
     /// `repeatPolicy` decides. Returns the interaction's position in the cassette, or nil for a miss.
+    ///
+    /// A `HEAD` with no recording of its own is answered, as servers do, from the `GET` recording that an
+    /// identical `GET` would get now (the caller sends its head only): that recording counts as used, but
+    /// the `GET`'s playback does not advance, so a `HEAD` before a `GET` takes nothing from it. Once every
+    /// `GET` recording was played and the policy is `.miss`, the `HEAD` misses too.
     public mutating func play(_ request: HTTPRequest) -> Int? {
         let matches = candidates(for: request)
-        guard let first = matches.first else { return nil }
+        guard let first = matches.first else {
+            return request.method == .head ? peekGet(for: request) : nil
+        }
         let count = first < uses.count ? Int(uses[first]) : 0
         let chosen: Int?
         if count < matches.count {
@@ -147,6 +154,29 @@ public struct InteractionIndex: Sendable {
         }
         if count < Int(UInt32.max) { uses[first] += 1 }
         guard let chosen else { return nil }
+        used[chosen] = true
+        return chosen
+    }
+
+    /// The `GET` recording that answers a `HEAD` without one of its own (see `play(_:)`), marked used.
+    private mutating func peekGet(for head: HTTPRequest) -> Int? {
+        var get = head
+        get.method = .get
+        let matches = candidates(for: get)
+        guard let first = matches.first else { return nil }
+        let count = first < uses.count ? Int(uses[first]) : 0
+        let chosen: Int
+        if count < matches.count {
+            chosen = matches[count]
+        } else if repeatPolicy == .repeatLast {
+            chosen = matches[matches.count - 1]
+        } else {
+            return nil
+        }
+        if chosen >= used.count {
+            uses += repeatElement(0, count: chosen + 1 - uses.count)
+            used += repeatElement(false, count: chosen + 1 - used.count)
+        }
         used[chosen] = true
         return chosen
     }

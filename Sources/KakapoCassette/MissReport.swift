@@ -69,7 +69,13 @@ public struct MissReport: Sendable {
         if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin { score += 16 }
         if recorded.method != request.method { score += 4 }
         let recordedPath = recorded.target.utf8.prefix { $0 != UInt8(ascii: "?") }
-        if !recordedPath.elementsEqual(path.utf8) { score += 8 + distance(recordedPath, path.utf8) }
+        if String.percentEncodingNeedsNormalizing(recordedPath) {
+            // Escapes compared as the index compares them (rare: copied only here).
+            let normalized = String(decoding: recordedPath, as: UTF8.self).percentEncodingNormalized()
+            if normalized != path { score += 8 + distance(normalized.utf8, path.utf8) }
+        } else if !recordedPath.elementsEqual(path.utf8) {
+            score += 8 + distance(recordedPath, path.utf8)
+        }
         return score
     }
 

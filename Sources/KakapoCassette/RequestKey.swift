@@ -1,7 +1,9 @@
 import KakapoHTTP
 
 /// What a request is looked up by: method, path, the query as a multiset (order does not matter), and
-/// the values of the headers the user asked to match. Ignored query parameters are left out; values of
+/// the values of the headers the user asked to match. Escapes are compared as RFC 3986 section 6.2.2 says:
+/// the path in `percentEncodingNormalized()` form (`%c3%a9`, `%C3%A9` and raw `é` are one key, `%7E` is
+/// `~`, `%2F` is not `/`), query names and values decoded. Ignored query parameters are left out; values of
 /// secret query parameters and headers are ignored, so a replay with a different token still matches.
 public struct RequestKey: Hashable, Sendable {
     public let method: String
@@ -22,7 +24,8 @@ public struct RequestKey: Hashable, Sendable {
         alsoSecret: Set<String> = []
     ) {
         self.method = request.method.rawValue
-        self.path = request.path
+        // Once per request and per recording; no allocation for a path without `%` or non-ASCII bytes.
+        self.path = request.path.percentEncodingNormalized()
         self.query = request.queryItems.compactMap { item in
             let name = item.name.removingPercentEncodingLeniently()
             if matching.ignoredQueryParameters.contains(name) { return nil }

@@ -45,7 +45,7 @@ public struct ProxySummary: Sendable {
         lines.append(
             "kakapo: \(total) request\(total == 1 ? "" : "s")"
                 + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"))
-        let replayed = counts[.cassette, default: 0]
+        let replayed = counts[.cassette, default: 0] + counts[.cassetteHead, default: 0]
         let missed = counts[.miss, default: 0]
         if let cassettePath {
             if mode.records {

@@ -105,6 +105,11 @@ public final class RequestPipeline: Sendable {
                 }
                 staleReplays.withLock { _ = $0.insert(hit.position) }
             }
+            if hit.interaction.request.method != request.method {
+                // A HEAD answered from a GET recording (InteractionIndex.play).
+                completion(Self.headAnswer(from: hit.interaction))
+                return
+            }
             let prepared = replies.prepared(hit.position) {
                 PreparedResponse(hit.interaction.response, source: .cassette, for: .GET)
             }
@@ -187,6 +192,21 @@ public final class RequestPipeline: Sendable {
         return url
     }
 
+    /// The answer to a `HEAD` from a `GET` recording: its status and headers, with the `Content-Length` the
+    /// `GET` replay states (the recorded one, else the body's), and no body; a recorded stream keeps no
+    /// length, as its `GET` replay has none.
+    static func headAnswer(from interaction: Interaction) -> ProxyAnswer {
+        var response = interaction.response
+        let status = response.status
+        if interaction.chunks == nil, !response.headers.announcesEventStream, response.headers["Content-Length"] == nil,
+            status >= 200, status != 204, status != 304
+        {
+            response.headers.add(name: "Content-Length", value: String(response.body.count))
+        }
+        response.body = []
+        return ProxyAnswer(response: response, source: .cassetteHead)
+    }
+
     /// Runs a handler in a task of its own, so the event loop never waits for it.
     private func answer(
         _ request: HTTPRequest, with match: RouteMatch, source: ResponseSource,
@@ -229,7 +249,11 @@ public final class RequestPipeline: Sendable {
         _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool,
         bodyStream: RequestBodyStream? = nil, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
-        let prepared = upstream.prepare(request)
+        var escaped = request
+        // Raw bytes a URL may not hold (UTF-8 a client sent unescaped) go to libcurl, and so to the
+        // recording, escaped with upper-case hex (RFC 3986 2.1); escapes the client wrote stay as written.
+        escaped.target = request.target.escapingRawBytes()
+        let prepared = upstream.prepare(escaped)
         let started = ContinuousClock.now
         let session = configuration.mode.records ? self.session : nil
         // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as

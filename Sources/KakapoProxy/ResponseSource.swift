@@ -4,6 +4,8 @@ public enum ResponseSource: String, Sendable, CaseIterable {
     case route
     case store
     case cassette
+    /// A `HEAD` answered from a `GET` recording: its status and headers, no body.
+    case cassetteHead = "cassette-head"
     case upstream
     case miss
     /// The upstream failed (502 or 504) or the request was refused (413 and the like).
@@ -18,9 +20,10 @@ extension ResponseSource {
         case .route: 1
         case .store: 2
         case .cassette: 3
-        case .upstream: 4
-        case .miss: 5
-        case .error: 6
+        case .cassetteHead: 4
+        case .upstream: 5
+        case .miss: 6
+        case .error: 7
         }
     }
 }
