@@ -5,8 +5,9 @@
 # time, the foreign load, the packages SwiftPM checked out (with sizes) and the modules it compiled (with
 # object files, bytes and the span between the module's first and last output).
 #
-#   tools/first-build.sh [--worktree-manifest] [--only clone|testing|kakapo] [--keep] [--out DIR]
+#   tools/first-build.sh [--rev REV] [--worktree-manifest] [--only clone|testing|kakapo] [--keep] [--out DIR]
 #
+#   --rev REV            check out REV in the clone (default: HEAD)
 #   --worktree-manifest  copy this work tree's Package.swift over the clone's (measure an uncommitted change)
 #   --only WHAT          run one of the three measurements
 #   --keep               keep the temporary directory (printed at the end)
@@ -21,12 +22,18 @@ trap 'echo "first-build.sh: line $LINENO: a command failed (status $?)" >&2' ERR
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 worktree_manifest=0
+rev=HEAD
 only=""
 keep=0
 out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --worktree-manifest) worktree_manifest=1 ;;
+        --rev)
+            [ $# -ge 2 ] || { echo "first-build.sh: --rev needs a commit" >&2; exit 64; }
+            rev="$2"
+            shift
+            ;;
         --only)
             [ $# -ge 2 ] || { echo "first-build.sh: --only needs clone, testing or kakapo" >&2; exit 64; }
             only="$2"
@@ -44,7 +51,7 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         -h | --help)
-            sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -59,6 +66,29 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/kakapo-first-build.XXXXXX")"
 if [ "$keep" = 0 ]; then trap 'rm -rf "$work"' EXIT; fi
 [ -n "$out" ] || out="$work/reports"
 mkdir -p "$out"
+
+# The modules a build compiled: $1 the package directory, $2 the label. One line per module that has object
+# files: objects, their MB, and the seconds from its first to its last output (.o or .swiftmodule).
+modules() {
+    local dir="$1" label="$2"
+    echo "-- modules compiled (.build/debug/*.build), by object files: objects, object MB, first to last output (s)"
+    local build_dir start
+    build_dir="$(cd "$dir/.build/debug" && pwd -P)"
+    start="$(find "$build_dir" -name '*.o' -printf '%T@\n' | sort -n | awk 'NR == 1')"
+    for m in "$build_dir"/*.build; do
+        [ -d "$m" ] || continue
+        find "$m" \( -name '*.o' -o -name '*.swiftmodule' \) -printf '%T@ %s %f\n' |
+            awk -v name="$(basename "$m" .build)" -v start="${start:-0}" '
+                $3 ~ /\.o$/ { n++; bytes += $2 }
+                { if (first == "" || $1 < first) first = $1; if ($1 > last) last = $1 }
+                END {
+                    if (n == 0) exit
+                    printf "  %-36s %5d %8.1f %7.1f  (done at +%.0f s)\n", name, n, bytes / 1048576, last - first, last - start
+                }'
+    done | sort -k2 -n -r | tee "$work/$label.modules"
+    awk '{ n++; objects += $2; mb += $3 } END { printf "  %d modules compiled, %d object files, %.1f MB\n", n, objects, mb }' \
+        "$work/$label.modules"
+}
 
 # One build, timed: $1 label, $2 directory, rest: the swift build arguments.
 measure() {
@@ -89,32 +119,22 @@ measure() {
             echo "  (none)"
         fi
         echo
-        echo "-- modules compiled (.build/debug/*.build), by object files: objects, object MB, first to last output (s)"
-        local build_dir
-        build_dir="$(cd "$dir/.build/debug" && pwd -P)"
-        local start
-        start="$(find "$build_dir" -name '*.o' -printf '%T@\n' | sort -n | awk 'NR == 1')"
-        for m in "$build_dir"/*.build; do
-            [ -d "$m" ] || continue
-            find "$m" \( -name '*.o' -o -name '*.swiftmodule' \) -printf '%T@ %s %f\n' |
-                awk -v name="$(basename "$m" .build)" -v start="${start:-0}" '
-                    $3 ~ /\.o$/ { n++; bytes += $2 }
-                    { if (first == "" || $1 < first) first = $1; if ($1 > last) last = $1 }
-                    END {
-                        if (n == 0) exit
-                        printf "  %-36s %5d %8.1f %7.1f  (done at +%.0f s)\n", name, n, bytes / 1048576, last - first, last - start
-                    }'
-        done | sort -k2 -n -r | tee "$work/$label.modules"
-        awk '{ n++; objects += $2; mb += $3 } END { printf "  %d modules compiled, %d object files, %.1f MB\n", n, objects, mb }' \
-            "$work/$label.modules"
-    } >>"$report"
+        if [ "$status" != 0 ] || [ ! -d "$dir/.build/debug" ]; then
+            echo "-- the build failed; the last lines of its output:"
+            tail -20 "$work/$label.log"
+            status=1
+        else
+            modules "$dir" "$label"
+        fi
+    } >>"$report" || status=1
     cat "$report"
     echo
-    [ "$status" = 0 ] || { echo "first-build.sh: $label failed, last lines of its log:" >&2; tail -20 "$work/$label.log" >&2; exit 1; }
+    [ "$status" = 0 ] || { echo "first-build.sh: $label failed (report above, in $report)" >&2; exit 1; }
 }
 
 clone="$work/Kakapo"
 git clone -q "$repo" "$clone"
+git -C "$clone" checkout -q --detach "$(git -C "$repo" rev-parse --verify "$rev^{commit}")"
 echo "clone of $(git -C "$clone" rev-parse --short HEAD) in $clone"
 if [ "$worktree_manifest" = 1 ]; then
     cp "$repo/Package.swift" "$clone/Package.swift"
