@@ -171,7 +171,10 @@ enum AdminEndpoints {
         if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
         switch (request.method, request.path) {
         case (.get, "/__kakapo/health"):
-            var body: JSONObject = ["status": "ok", "mode": .string(pipeline.configuration.mode.rawValue)]
+            var body: JSONObject = [
+                "status": "ok", "version": .string(KakapoVersion.current),
+                "mode": .string(pipeline.configuration.mode.rawValue),
+            ]
             if let session = pipeline.session {
                 body["cassette"] = .string(session.path)
                 body["interactions"] = .number(JSONNumber(session.interactionCount))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Kakapo
 
 /// `kakapo`: record an HTTP API into a cassette, replay it offline, or serve both (design section 7).
 @main
@@ -11,6 +12,7 @@ struct KakapoCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
             3 unreadable or invalid cassette or configuration.
             """,
+        version: KakapoVersion.current,
         subcommands: [
             Record.self, Replay.self, Serve.self, Verify.self, CassetteCommand.self, RoutesCommand.self, CACommand.self,
         ]
