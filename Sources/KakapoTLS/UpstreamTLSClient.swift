@@ -17,6 +17,14 @@ public struct UpstreamTLSClient: TLSOrigination {
         tls.applicationProtocols = ["http/1.1"]
         if configuration.insecure {
             tls.certificateVerification = .none
+        } else if CABundle.lacksTrust(configuration) {
+            // NIOSSL would only say "unknownError([])": name what is missing and how to provide it.
+            throw TLSSetupError(CABundle.missingMessage(for: configuration.baseURL))
+        } else if CABundle.systemBundlePath == nil {
+            // No system bundle to add to (a forward proxy's upstreams, or `--upstream-ca` alone): trust only
+            // the file, or nothing, so that handshakes fail with a certificate error rather than start-up.
+            tls.trustRoots = .certificates([])
+            if let file = configuration.additionalCAFile { tls.trustRoots = .file(file) }
         } else if let file = configuration.additionalCAFile {
             tls.additionalTrustRoots = [.file(file)]
         }
