@@ -112,7 +112,7 @@ struct HARCommandTests {
             let server = try KakapoProcess(["replay", "--cassette", directory + "/" + cassette, "--port", "0"])
             let port = try await server.waitUntilListening()
             for item in cases where item.cassette == cassette {
-                for compressed in [false, true] {
+                for compressed in [true, false] {
                     let answer = try await Self.curl(
                         "http://127.0.0.1:\(port)\(item.path)", compressed: compressed, directory: directory)
                     #expect(answer.status == 0, "\(item.path) compressed: \(compressed): \(answer.error)")
