@@ -20,7 +20,7 @@ struct ResponseTemplate: Sendable {
 
     static let keys = ["status", "headers", "json", "text", "base64", "file"]
 
-    init(_ node: DefinitionNode, context: DefinitionContext) throws(RoutesError) {
+    init(_ node: DefinitionNode, context: DefinitionContext, scope: TemplateScope = .any) throws(RoutesError) {
         let object = try node.object(allowed: ResponseTemplate.keys)
         status = try object["status"]?.integer(in: 100...599, "an integer from 100 to 599") ?? 200
         var headers: [(String, Template)] = []
@@ -30,7 +30,7 @@ struct ResponseTemplate: Sendable {
             }
             let values = (try? value.array()) ?? [value]
             for value in values {
-                let template = try ResponseTemplate.template(value.scalarText(), at: value)
+                let template = try ResponseTemplate.template(value.scalarText(), at: value, scope: scope)
                 guard ResponseTemplate.isHeaderValue(template.literalText) else {
                     throw value.error("a header value cannot hold a line break (CR, LF) or NUL")
                 }
@@ -46,14 +46,14 @@ struct ResponseTemplate: Sendable {
         case "json"?:
             let value = object["json"]!
             do {
-                body = .json(try JSONTemplate(value.value))
+                body = .json(try JSONTemplate(value.value, scope: scope))
             } catch {
                 throw value.error(error.message)
             }
             contentType = "application/json"
         case "text"?:
             let value = object["text"]!
-            body = .text(try ResponseTemplate.template(try value.string(), at: value))
+            body = .text(try ResponseTemplate.template(try value.string(), at: value, scope: scope))
             contentType = "text/plain; charset=utf-8"
         case "base64"?:
             let value = object["base64"]!
@@ -120,9 +120,13 @@ struct ResponseTemplate: Sendable {
         return HTTPResponse(status: status, headers: fields, body: bytes)
     }
 
-    private static func template(_ text: String, at node: DefinitionNode) throws(RoutesError) -> Template {
+    private static func template(_ text: String, at node: DefinitionNode, scope: TemplateScope) throws(RoutesError)
+        -> Template
+    {
         do {
-            return try Template(text)
+            let template = try Template(text)
+            try scope.check(template)
+            return template
         } catch {
             throw node.error(error.message)
         }

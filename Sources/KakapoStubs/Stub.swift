@@ -62,14 +62,23 @@ public final class Stub: Sendable {
         conditions =
             try object["when"].map { (node) throws(RoutesError) in try RequestCondition.conditions(node) }
             ?? []
+        let scope = TemplateScope(
+            route: (method?.rawValue ?? "ANY") + " " + text,
+            parameters: pattern.segments.compactMap { segment in
+                switch segment {
+                case .parameter(let name): return name
+                case .catchAll: return "**"
+                default: return nil
+                }
+            })
         let (key, answers) = try object.exactlyOne(of: ["response", "responses"], what: "a route")
         if key == "response" {
-            responses = [try ResponseTemplate(answers, context: context)]
+            responses = [try ResponseTemplate(answers, context: context, scope: scope)]
         } else {
             let list = try answers.array()
             guard !list.isEmpty else { throw answers.error("expected at least one response") }
             var responses: [ResponseTemplate] = []
-            for item in list { responses.append(try ResponseTemplate(item, context: context)) }
+            for item in list { responses.append(try ResponseTemplate(item, context: context, scope: scope)) }
             self.responses = responses
         }
         cycle = try object["cycle"]?.bool() ?? false

@@ -10,22 +10,26 @@ enum TemplateTag: Hashable, Sendable {
     case header(String)
     /// `{{body.a.b.0}}`: a value in the JSON request body.
     case body(JSONPointer)
-    /// `{{now}}`: the current time, ISO 8601.
-    case now
-    /// `{{uuid}}`: a fresh random UUID.
-    case uuid
+    /// `{{now}}`: the time of the answer, ISO 8601, the same wherever it appears in one answer;
+    /// `{{now.new}}` reads the clock again.
+    case now(fresh: Bool)
+    /// `{{uuid}}`: a random UUID made once per answer, so a `Location` header and the body's id agree;
+    /// `{{uuid.new}}` is a different one each time it appears.
+    case uuid(fresh: Bool)
 
     /// Parses the inside of a tag; throws a message for anything else.
     init(_ text: String) throws(TemplateError) {
         let trimmed = text.trimmingSpaces()
-        if trimmed == "now" {
-            self = .now
-            return
+        switch trimmed {
+        case "now": self = .now(fresh: false)
+        case "now.new": self = .now(fresh: true)
+        case "uuid": self = .uuid(fresh: false)
+        case "uuid.new": self = .uuid(fresh: true)
+        default: try self.init(dotted: trimmed)
         }
-        if trimmed == "uuid" {
-            self = .uuid
-            return
-        }
+    }
+
+    private init(dotted trimmed: String) throws(TemplateError) {
         guard let dot = trimmed.firstIndex(of: "."), trimmed.index(after: dot) < trimmed.endIndex else {
             throw TemplateError(tag: trimmed)
         }
@@ -43,11 +47,46 @@ enum TemplateTag: Hashable, Sendable {
     }
 }
 
-/// A tag a template does not know.
+/// A tag a template does not know, or one that names a path parameter its route does not have.
 struct TemplateError: Error {
-    let tag: String
-    var message: String {
-        "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now or uuid"
+    let message: String
+
+    init(tag: String) {
+        message =
+            "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now, now.new, "
+            + "uuid or uuid.new"
+    }
+
+    init(message: String) { self.message = message }
+}
+
+/// What the templates of one route may name: its path parameters (`**` when it ends in a catch-all).
+struct TemplateScope: Sendable {
+    /// The route as people write it: `GET /a/:id`.
+    let route: String
+    /// The parameter names in path order.
+    let parameters: [String]
+
+    /// No check: any parameter name is accepted.
+    static let any = TemplateScope(route: "", parameters: [], checks: false)
+    let checks: Bool
+
+    init(route: String, parameters: [String], checks: Bool = true) {
+        self.route = route
+        self.parameters = parameters
+        self.checks = checks
+    }
+
+    /// Throws for a `{{params.NAME}}` tag whose name the route does not capture.
+    func check(_ template: Template) throws(TemplateError) {
+        guard checks else { return }
+        for part in template.parts {
+            guard case .tag(.parameter(let name)) = part, !parameters.contains(name) else { continue }
+            let has =
+                parameters.isEmpty
+                ? "has no parameters" : "has parameters: " + parameters.joined(separator: ", ")
+            throw TemplateError(message: "{{params.\(name)}}: route \(route) \(has)")
+        }
     }
 }
 
@@ -122,18 +161,19 @@ indirect enum JSONTemplate: Sendable {
     case array([JSONTemplate])
     case object([(String, JSONTemplate)])
 
-    init(_ value: JSONValue) throws(TemplateError) {
+    init(_ value: JSONValue, scope: TemplateScope = .any) throws(TemplateError) {
         switch value {
         case .string(let text):
             let template = try Template(text)
+            try scope.check(template)
             self = template.isConstant ? .constant(value) : .string(template)
         case .array(let elements):
             var items: [JSONTemplate] = []
-            for element in elements { items.append(try JSONTemplate(element)) }
+            for element in elements { items.append(try JSONTemplate(element, scope: scope)) }
             self = items.allSatisfy(\.isConstant) ? .constant(value) : .array(items)
         case .object(let object):
             var members: [(String, JSONTemplate)] = []
-            for (key, member) in object { members.append((key, try JSONTemplate(member))) }
+            for (key, member) in object { members.append((key, try JSONTemplate(member, scope: scope))) }
             self = members.allSatisfy(\.1.isConstant) ? .constant(value) : .object(members)
         default:
             self = .constant(value)

@@ -11,6 +11,9 @@ final class TemplateContext {
     var parameters: RouteParameters
     private var parsedQuery: [QueryItem]?
     private var parsedBody: JSONValue??
+    /// `{{uuid}}` and `{{now}}`, made on first use: one value per answer.
+    private var answerUUID: String?
+    private var answerTime: String?
 
     init(request: HTTPRequest, parameters: RouteParameters) {
         self.request = request
@@ -42,8 +45,16 @@ final class TemplateContext {
         case .query(let name): return query.first { $0.name == name }.map { .string($0.value ?? "") }
         case .header(let name): return request.headers[name].map(JSONValue.string)
         case .body(let pointer): return body?[pointer: pointer]
-        case .now: return .string(UTCTimestamp.now())
-        case .uuid: return .string(UUID().uuidString.lowercased())
+        case .now(fresh: true): return .string(UTCTimestamp.now())
+        case .now(fresh: false):
+            let time = answerTime ?? UTCTimestamp.now()
+            answerTime = time
+            return .string(time)
+        case .uuid(fresh: true): return .string(UUID().uuidString.lowercased())
+        case .uuid(fresh: false):
+            let uuid = answerUUID ?? UUID().uuidString.lowercased()
+            answerUUID = uuid
+            return .string(uuid)
         }
     }
 }

@@ -131,6 +131,18 @@ struct RoutesFileTests {
                 "routes[0].response.json: unknown template tag {{param.id}}"
             ),
             (
+                #"{"routes": [{"method": "GET", "path": "/a/:id", "response": {"json": {"x": "{{params.nope}}"}}}]}"#,
+                "routes[0].response.json: {{params.nope}}: route GET /a/:id has parameters: id"
+            ),
+            (
+                #"{"routes": [{"path": "/a", "response": {"headers": {"X": "{{params.id}}"}}}]}"#,
+                "routes[0].response.headers.X: {{params.id}}: route ANY /a has no parameters"
+            ),
+            (
+                #"{"routes": [{"path": "/a/:x/:y", "responses": [{}, {"text": "{{params.**}}"}]}]}"#,
+                "routes[0].responses[1].text: {{params.**}}: route ANY /a/:x/:y has parameters: x, y"
+            ),
+            (
                 #"{"routes": [{"path": "/a", "response": {"text": "{{body.a..b}}"}}]}"#,
                 "routes[0].response.text: unknown template tag {{body.a..b}}"
             ),
