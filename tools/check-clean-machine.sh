@@ -71,7 +71,8 @@ tar -C "$root" -xf "$cache"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount --bind /dev "$root/dev"
 mount -t proc proc "$root/proc"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+root_environment=(/usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8)
+in_root() { chroot "$root" "${root_environment[@]}" "$@"; }
 
 say "installing the runtime packages the archive names: $packages"
 in_root /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$work/apt.log" 2>&1 ||
@@ -97,14 +98,18 @@ for file in bin/kakapo share/man/man1/kakapo.1 share/bash-completion/completions
     share/zsh/site-functions/_kakapo share/fish/vendor_completions.d/kakapo.fish share/kakapo/demo.json; do
     [ -s "$root/usr/local/$file" ] || fail "install.sh did not install $file"
 done
-grep -q '^\.TH' "$root/usr/local/share/man/man1/kakapo.1" || fail "kakapo.1 is not a man page"
+grep -Eq '^\.(Dt|TH) ' "$root/usr/local/share/man/man1/kakapo.1" || fail "kakapo.1 is not a man page"
 grep -q 'replay' "$root/usr/local/share/bash-completion/completions/kakapo" || fail "the bash completion names no subcommand"
 
 # Starts kakapo in the root in the background; sets `port` from its listening line.
 start_kakapo() {
     local log=$1
     shift
-    in_root kakapo "$@" >"$work/$log.out" 2>"$work/$log.err" &
+    # The files exist before the background job opens them, so that polling them never fails.
+    : >"$work/$log.out"
+    : >"$work/$log.err"
+    # Not through in_root: a backgrounded function is a subshell, and SIGTERM must reach kakapo itself.
+    chroot "$root" "${root_environment[@]}" kakapo "$@" >"$work/$log.out" 2>"$work/$log.err" &
     kakapo_pid=$!
     pids+=("$kakapo_pid")
     port=""
@@ -131,6 +136,7 @@ stop_kakapo replay
 say "recording through an upstream outside the root"
 mkdir -p "$work/site"
 echo "hello from the upstream outside the root" >"$work/site/hello.txt"
+: >"$work/upstream.out"
 python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/site" >"$work/upstream.out" 2>&1 &
 upstream_pid=$!
 pids+=("$upstream_pid")

@@ -48,12 +48,20 @@ fi
 needed=$(objdump -p "$kakapo" | sed -n 's/^ *NEEDED *//p' | sort | tr '\n' ' ')
 glibc=$(objdump -T "$kakapo" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
 glibcxx=$(objdump -T "$kakapo" | grep -o 'GLIBCXX_[0-9.]*' | sed 's/GLIBCXX_//' | sort -V | tail -n 1)
+# Ubuntu 22.04 has glibc 2.35 and GCC 12's libstdc++ (GLIBCXX_3.4.30), Debian 12 glibc 2.36 and the same.
+if [ "$(printf '%s\n' "$glibc" 2.35 | sort -V | tail -n 1)" = "2.35" ] &&
+    [ "$(printf '%s\n' "$glibcxx" 3.4.30 | sort -V | tail -n 1)" = "3.4.30" ]; then
+    oldest_systems="Debian 12 (bookworm) and Ubuntu 22.04 (jammy)"
+else
+    oldest_systems="Debian 12 (bookworm); not Ubuntu 22.04 (glibc 2.35)"
+fi
 
 "$kakapo" --generate-completion-script bash >"$stage/share/bash-completion/completions/kakapo"
 "$kakapo" --generate-completion-script zsh >"$stage/share/zsh/site-functions/_kakapo"
 "$kakapo" --generate-completion-script fish >"$stage/share/fish/vendor_completions.d/kakapo.fish"
-# The commit's date, so that the same commit makes the same page.
-date=$(git log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null || date -u +%Y-%m-%d)
+# The commit's time (or SOURCE_DATE_EPOCH), so that the same commit makes the same archive.
+mtime=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+date=$(date -u -d "@$mtime" +%Y-%m-%d)
 "$generate_manual" "$kakapo" --date "$date" --output-directory "$stage/share/man/man1" >&2
 [ -s "$stage/share/man/man1/kakapo.1" ] || fail "generate-manual wrote no kakapo.1"
 cp cassettes/demo.json "$stage/share/kakapo/demo.json"
@@ -78,11 +86,12 @@ Runtime packages: $runtime_packages
 (Debian and Ubuntu package names. The Swift runtime is linked in: no Swift is needed. The binary
 also needs libc6, libstdc++6, libgcc-s1 and zlib1g, which every Debian or Ubuntu system has.)
 
-Oldest systems: glibc $glibc and libstdc++ GLIBCXX_$glibcxx or later, as in Debian 12 (bookworm);
-libcurl 7.88 or later built with OpenSSL (Debian's libcurl4, not libcurl3-gnutls). It needs: $needed
+Oldest systems: $oldest_systems
+(the binary needs glibc $glibc and libstdc++ GLIBCXX_$glibcxx or later, and libcurl built with OpenSSL:
+Debian's libcurl4, not libcurl3-gnutls; proven on Debian 12 with its libcurl 7.88).
 
-Install (no root; checks the SHA-256 in the .sha256 file beside the archive):
-    sh install.sh $name.tar.gz                    # into ~/.local (or PREFIX=/usr/local)
+Install with install.sh, published beside the archive (no root; checks the SHA-256 in the .sha256 file):
+    sh install.sh $name.tar.gz      # into ~/.local (or PREFIX=/usr/local)
 or unpack and copy bin/kakapo onto your PATH, share/ under your prefix.
 
 Quick start:
@@ -92,8 +101,7 @@ Quick start:
 README
 
 mkdir -p dist
-# Reproducible: sorted names, no owners, the commit's time, gzip without a timestamp.
-mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# Reproducible: sorted names, no owners, one time, gzip without a timestamp.
 tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -cf - "$name" |
     gzip -n -9 >"dist/$name.tar.gz"
 (cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
