@@ -96,3 +96,66 @@ struct ReadmeQuickStartTests {
         }
     }
 }
+
+/// The Swift snippets of the README and the guides are lines of example code that the build compiles and
+/// the tests run, so they cannot rot.
+@Suite("Documentation snippets")
+struct DocsSnippetTests {
+    /// The first fenced block of `language` after `heading` in `file`.
+    static func block(_ file: String, after heading: String, language: String = "swift") throws -> String {
+        let text = try "\n" + String(contentsOfFile: CLITests.packageRoot + "/" + file, encoding: .utf8)
+        let section = try #require(text.range(of: "\n" + heading + "\n"), "\(file) has no heading \(heading)")
+        let open = try #require(text[section.upperBound...].range(of: "```" + language + "\n"), "\(file): \(heading)")
+        let close = try #require(text[open.upperBound...].range(of: "\n```"))
+        return String(text[open.upperBound..<close.lowerBound])
+    }
+
+    /// The code of a snippet line: trimmed, without a trailing `// comment`; nil for blank and comment lines.
+    static func code(_ line: Substring) -> String? {
+        var text = line.trimmingCharacters(in: .whitespaces)
+        if let comment = text.range(of: "  //") ?? text.range(of: " // ") {
+            text = text[..<comment.lowerBound].trimmingCharacters(in: .whitespaces)
+        }
+        return text.isEmpty || text.hasPrefix("//") ? nil : text
+    }
+
+    @Test(
+        "each snippet line is a line of the example it comes from",
+        arguments: [
+            ("README.md", "## Override endpoints in Swift", "Examples/KakapoExample/main.swift"),
+            (
+                "README.md", "## Tests in process, a cassette per test",
+                "Examples/InProcessTesting/Tests/DemoClientTests/DemoClientTests.swift"
+            ),
+            ("docs/swift.md", "## Live logic in Swift, in front of the cassette", "Examples/KakapoExample/main.swift"),
+            (
+                "docs/swift.md", "## Kakapo in process, a cassette per test",
+                "Examples/InProcessTesting/Tests/DemoClientTests/DemoClientTests.swift"
+            ),
+        ])
+    func snippetLines(file: String, heading: String, example: String) throws {
+        // The snippets name the demo cassette and a port where the example takes them from its arguments.
+        let stated = [
+            #"let server = try ProxyServer(cassette: "cassettes/demo.json", mode: .none)"#:
+                "let server = try ProxyServer(cassette: cassette, mode: .none)",
+            "try await server.run(port: 8080)": "let bound = try await server.start(port: port)",
+        ]
+        let source = try String(contentsOfFile: CLITests.packageRoot + "/" + example, encoding: .utf8)
+        let lines = Set(source.split(separator: "\n").compactMap(Self.code))
+        let snippet = try Self.block(file, after: heading)
+        let missing = snippet.split(separator: "\n").compactMap(Self.code).filter { !lines.contains(stated[$0] ?? $0) }
+        #expect(missing.isEmpty, "\(file) \(heading): not in \(example): \(missing)")
+    }
+
+    @Test("the routes guide shows the README's routes file, and both are the example's routes")
+    func routesFile() throws {
+        let readme = try Self.block("README.md", after: "## Override endpoints with a routes file", language: "yaml")
+        let guide = try Self.block("docs/routes.md", after: "# Routes files", language: "yaml")
+        #expect(readme == guide)
+        let example = try String(
+            contentsOfFile: CLITests.packageRoot + "/Examples/routes/demo.routes.yaml", encoding: .utf8)
+        for path in ["path: /users", "path: /users/:id", "path: /todos", "seed: fixtures/todos.json"] {
+            #expect(readme.contains(path) && example.contains(path), "\(path)")
+        }
+    }
+}
