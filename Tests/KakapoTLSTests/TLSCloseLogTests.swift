@@ -9,6 +9,26 @@ extension HTTPSTests {
     struct TLSCloseLogTests {
         static let trustLine = "curl or the browser did not trust Kakapo's CA"
 
+        /// Python's ssl module (standard library): a CONNECT, one request, then a close of the socket
+        /// without close_notify. Arguments: the proxy URL, host:port, the CA file.
+        static let uncleanClient = """
+            import socket, ssl, sys
+            host, port = sys.argv[2].rsplit(":", 1)
+            proxy = sys.argv[1].rsplit(":", 1)
+            s = socket.create_connection((proxy[0].split("//")[1], int(proxy[1])), timeout=20)
+            s.sendall(f"CONNECT {sys.argv[2]} HTTP/1.1\\r\\nHost: {sys.argv[2]}\\r\\n\\r\\n".encode())
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                head += s.recv(1000)
+            t = ssl.create_default_context(cafile=sys.argv[3]).wrap_socket(s, server_hostname=host)
+            t.sendall(f"GET /hello/p HTTP/1.1\\r\\nHost: {sys.argv[2]}\\r\\n\\r\\n".encode())
+            answer = b""
+            while b"}" not in answer:
+                answer += t.recv(10000)
+            print(answer.split(b"\\r\\n")[0].decode())
+            t.close()
+            """
+
         @Test("a curl that trusts Kakapo's CA and closes normally leaves no trust line and no TLS error in the log")
         func trustedCloseIsQuiet() async throws {
             let directory = try Fixtures.temporaryDirectory()
@@ -30,6 +50,11 @@ extension HTTPSTests {
                 "https://localhost:\(secure.port)/hello/x", "https://localhost:\(secure.port)/hello/y",
             ])
             #expect(twice.status == 0, "\(twice.error)")
+            // A client that closes without close_notify after a finished exchange, as browsers do.
+            let unclean = try await KakapoProcess.run(
+                ["python3", "-c", Self.uncleanClient, proxy, "localhost:\(secure.port)", directory + "/ca/kakapo-ca.pem"],
+                executable: "/usr/bin/env")
+            #expect(unclean.output == "HTTP/1.1 200 OK\n", "\(unclean.error)")
             proxyProcess.send(SIGINT)
             #expect(try await proxyProcess.waitForExit() == 0)
             let log = proxyProcess.standardError
