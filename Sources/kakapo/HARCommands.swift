@@ -68,7 +68,7 @@ extension CassetteCommand {
         func run() throws {
             let cassette = try loadOrExit(input)
             do {
-                try CassetteFile.write(HARExport.bytes(cassette, scheme: scheme), to: output)
+                try CassetteFile.write(HARExport.bytes(cassette, scheme: scheme, title: input), to: output)
             } catch {
                 standardError("error: \(error)")
                 throw ExitCode(ExitStatus.invalidInput)
