@@ -17,6 +17,7 @@ struct HTTPConnectionSettings: Sendable {
     func addHTTPHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, timeouts: ConnectionTimeoutHandler?, origin: String?
     ) throws {
+        try pipeline.addHandler(RawTargetEscaper())
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
@@ -35,5 +36,6 @@ struct HTTPConnectionSettings: Sendable {
         remove(NIOHTTPResponseHeadersValidator.self)
         remove(HTTPResponseEncoder.self)
         remove(ByteToMessageHandler<HTTPRequestDecoder>.self)
+        remove(RawTargetEscaper.self)
     }
 }
