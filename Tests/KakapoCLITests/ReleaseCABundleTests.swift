@@ -50,6 +50,18 @@ struct ReleaseCABundleTests {
         #expect(!message.contains("unknownError"), "\(message)")
     }
 
+    @Test("the forward proxy starts without CA certificates (hosts it cannot check fail one by one, not at start)")
+    func forwardProxyStarts() async throws {
+        let folder = try Fixtures.temporaryDirectory()
+        let process = try Self.withoutCABundle([
+            "record", "--proxy", "--ca-dir", folder + "/ca", "--cassette", folder + "/api.json", "--port", "0",
+        ])
+        let port = try await process.waitUntilListening()
+        #expect(port > 0)
+        process.send(SIGTERM)
+        #expect(try await process.waitForExit() == 0, "\(process.standardError)")
+    }
+
     @Test("--upstream-ca alone is enough to record from an https upstream, through TLS setup and libcurl")
     func upstreamCAAloneRecords() async throws {
         let folder = try Fixtures.temporaryDirectory()
