@@ -52,7 +52,10 @@ extension HTTPSTests {
             #expect(twice.status == 0, "\(twice.error)")
             // A client that closes without close_notify after a finished exchange, as browsers do.
             let unclean = try await KakapoProcess.run(
-                ["python3", "-c", Self.uncleanClient, proxy, "localhost:\(secure.port)", directory + "/ca/kakapo-ca.pem"],
+                [
+                    "python3", "-c", Self.uncleanClient, proxy, "localhost:\(secure.port)",
+                    directory + "/ca/kakapo-ca.pem",
+                ],
                 executable: "/usr/bin/env")
             #expect(unclean.output == "HTTP/1.1 200 OK\n", "\(unclean.error)")
             proxyProcess.send(SIGINT)
