@@ -131,4 +131,21 @@ struct EscapeMatchingTests {
         #expect(upstream.received.map(\.target) == ["/chunked?q=%C3%BC", "/plain"])
         #expect(upstream.received.map(\.body) == [Array("éé".utf8), Array("GET é".utf8)])
     }
+
+    @Test(
+        "a request with raw UTF-8 handed to the pipeline in process goes upstream and to the cassette escaped in upper case"
+    )
+    func inProcessRawBytesAreEscapedUpstream() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/in-process.json"
+        let upstream = try await TestUpstream.start(Self.echoTarget)
+        let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
+        let answer = await recorder.server.pipeline.answer(HTTPRequest(method: .get, target: "/café?q=é x&k=%c3%a9"))
+        #expect(answer.response.status == 200 && answer.source == .upstream, "\(answer.response.text)")
+        await recorder.stop()
+        await upstream.stop()
+        #expect(upstream.received.map(\.target) == ["/caf%C3%A9?q=%C3%A9%20x&k=%c3%a9"])
+        let saved = try String(contentsOfFile: cassette, encoding: .utf8)
+        #expect(saved.contains("/caf%C3%A9?q=%C3%A9%20x&k=%c3%a9"), "\(saved)")
+    }
 }
