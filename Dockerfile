@@ -31,7 +31,7 @@ RUN apt-get update \
 COPY --from=build /out/bin/kakapo /usr/local/bin/kakapo
 COPY --from=build /out/share/ /usr/local/share/
 COPY --from=build /out/LICENSE /out/README /usr/local/share/kakapo/
-COPY <<'ENTRYPOINT' /usr/local/bin/kakapo-container
+COPY --chmod=755 <<'EOT' /usr/local/bin/kakapo-container
 #!/bin/sh
 # Runs kakapo; record, replay and serve listen on 0.0.0.0 and need an admin token.
 set -eu
@@ -50,9 +50,8 @@ if [ -n "${KAKAPO_ADMIN_TOKEN_FILE:-}" ]; then
     set -- --admin-token-file "$KAKAPO_ADMIN_TOKEN_FILE" "$@"
 fi
 exec kakapo "$command" --host 0.0.0.0 "$@"
-ENTRYPOINT
-RUN chmod 755 /usr/local/bin/kakapo-container \
-    && useradd --system --uid 10001 --user-group --create-home --home-dir /home/kakapo kakapo \
+EOT
+RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/kakapo kakapo \
     && mkdir -p /cassettes && chown kakapo:kakapo /cassettes \
     && kakapo --version
 USER kakapo
