@@ -13,6 +13,25 @@ import KakapoStubs
 public enum RoutesFile {
     /// Reads and checks one file.
     public static func load(_ path: String) throws(RoutesError) -> RoutesDefinition {
+        let (definition, errors) = check(path)
+        if let first = errors.first { throw first }
+        return definition
+    }
+
+    /// Reads one file and finds every error in it (one per route or resource, each with its line, column
+    /// and key path, in the order of the file), as `kakapo routes lint` reports them. The definition
+    /// holds the routes and resources that are valid.
+    public static func check(_ path: String) -> (definition: RoutesDefinition, errors: [RoutesError]) {
+        do {
+            return try read(path)
+        } catch {
+            return (RoutesDefinition(), [error])
+        }
+    }
+
+    private static func read(_ path: String) throws(RoutesError) -> (
+        definition: RoutesDefinition, errors: [RoutesError]
+    ) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RoutesError(
                 path: [],
@@ -25,7 +44,7 @@ public enum RoutesFile {
                 throw RoutesError(path: [], message: "the file is not UTF-8 text", file: path)
             }
             let document = try YAMLDocument(text, file: path)
-            return try decode(document.root, context: context, file: path, locate: document.location(of:))
+            return decode(document.root, context: context, file: path, locate: document.location(of:))
         }
         let bytes = Array(data)
         let root: JSONValue
@@ -34,7 +53,7 @@ public enum RoutesFile {
         } catch {
             throw RoutesError(path: [], message: error.message, file: path, line: error.line, column: error.column)
         }
-        return try decode(root, context: context, file: path) { JSONParser.location(of: $0, in: bytes) }
+        return decode(root, context: context, file: path) { JSONParser.location(of: $0, in: bytes) }
     }
 
     /// Reads several files into one definition, in order.
@@ -53,18 +72,14 @@ public enum RoutesFile {
     private static func decode(
         _ root: JSONValue, context: DefinitionContext, file: String,
         locate: ([JSONPathComponent]) -> (line: Int, column: Int)?
-    ) throws(RoutesError) -> RoutesDefinition {
-        var definition: RoutesDefinition
-        do {
-            definition = try RoutesDefinition(root, context: context)
-        } catch {
-            throw located(error, file: file, locate: locate)
-        }
+    ) -> (definition: RoutesDefinition, errors: [RoutesError]) {
+        var errors: [RoutesError] = []
+        var definition = RoutesDefinition(root, context: context, errors: &errors)
         for index in definition.resources.indices {
             let position = locate(definition.resources[index].seedPath)
             definition.resources[index].seedLocation = (file, position?.line, position?.column)
         }
-        return definition
+        return (definition, errors.map { located($0, file: file, locate: locate) })
     }
 
     /// `error` with the file and the position of its key path (or of the nearest parent that has one).

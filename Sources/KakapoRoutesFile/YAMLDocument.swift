@@ -92,10 +92,20 @@ struct YAMLDocument {
 
     private static func describe(_ error: YamlError, file: String) -> RoutesError {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
-            .composer(_, let problem, let mark, _):
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            // libyaml notices a problem where it gives up (often the end of the file); the context says
+            // where the construct it was reading starts, which is where the user should look.
+            guard let context, context.mark.line < mark.line || context.mark.column < mark.column else {
+                return RoutesError(
+                    path: [], message: "invalid YAML: \(problem)", file: file, line: mark.line, column: mark.column)
+            }
             return RoutesError(
-                path: [], message: "invalid YAML: \(problem)", file: file, line: mark.line, column: mark.column)
+                path: [],
+                message:
+                    "invalid YAML: \(problem) \(context.text) that starts here (noticed at line \(mark.line), "
+                    + "column \(mark.column))",
+                file: file, line: context.mark.line, column: context.mark.column)
         case .duplicatedKeysInMapping(let duplicates, let context):
             return RoutesError(
                 path: [], message: "the key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) appears twice",

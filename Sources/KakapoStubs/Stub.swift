@@ -71,19 +71,28 @@ public final class Stub: Sendable {
                 default: return nil
                 }
             })
-        let (key, answers) = try object.exactlyOne(of: ["response", "responses"], what: "a route")
-        if key == "response" {
-            responses = [try ResponseTemplate(answers, context: context, scope: scope)]
+        fault = try object["fault"].map { (node) throws(RoutesError) in try Fault(node) }
+        if !object.has("response") && !object.has("responses"), let fault {
+            // A fault that strikes every call never needs the route's response.
+            guard fault.rate >= 1 else {
+                throw object.error(
+                    "a route whose fault strikes only part of the calls needs a response (or responses) for the others")
+            }
+            responses = []
         } else {
-            let list = try answers.array()
-            guard !list.isEmpty else { throw answers.error("expected at least one response") }
-            var responses: [ResponseTemplate] = []
-            for item in list { responses.append(try ResponseTemplate(item, context: context, scope: scope)) }
-            self.responses = responses
+            let (key, answers) = try object.exactlyOne(of: ["response", "responses"], what: "a route")
+            if key == "response" {
+                responses = [try ResponseTemplate(answers, context: context, scope: scope)]
+            } else {
+                let list = try answers.array()
+                guard !list.isEmpty else { throw answers.error("expected at least one response") }
+                var responses: [ResponseTemplate] = []
+                for item in list { responses.append(try ResponseTemplate(item, context: context, scope: scope)) }
+                self.responses = responses
+            }
         }
         cycle = try object["cycle"]?.bool() ?? false
         latency = try object["latency"].map { (node) throws(RoutesError) in try Latency(node) }
-        fault = try object["fault"].map { (node) throws(RoutesError) in try Fault(node) }
     }
 
     /// The parameters the route captures from the request, when its method, host and path fit.
@@ -114,6 +123,7 @@ public final class Stub: Sendable {
                     fault: nil, delay: delay)
             }
         }
+        guard !responses.isEmpty else { return nil }
         var index = 0
         if responses.count > 1 {
             let call = calls.wrappingAdd(1, ordering: .relaxed).oldValue

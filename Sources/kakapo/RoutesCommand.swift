@@ -14,7 +14,13 @@ struct RoutesCommand: ParsableCommand {
     struct Lint: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate routes files without serving them.",
-            discussion: "Exit codes: 0 every file is valid, 3 a file is unreadable or invalid.")
+            discussion: """
+                Every error of a file is listed as FILE:LINE:COLUMN: KEY.PATH: message (the first \(Lint.limit) \
+                per file, then how many more). Exit codes: 0 every file is valid, 3 a file is unreadable or invalid.
+                """)
+
+        /// How many errors of one file are listed.
+        static let limit = 100
 
         @Argument(help: "The routes files (JSON, or YAML for .yaml/.yml).")
         var files: [String]
@@ -26,17 +32,22 @@ struct RoutesCommand: ParsableCommand {
         func run() throws {
             var invalid = false
             for file in files {
-                do {
-                    let definition = try RoutesFile.load(file)
-                    let routes = definition.routes.count
-                    let resources = definition.resources.count
-                    print(
-                        "\(file): \(routes) route\(routes == 1 ? "" : "s"), \(resources) resource\(resources == 1 ? "" : "s")"
-                    )
-                } catch {
-                    standardError("\(error)")
+                let (definition, errors) = RoutesFile.check(file)
+                guard errors.isEmpty else {
+                    for error in errors.prefix(Lint.limit) { standardError("\(error)") }
+                    if errors.count > Lint.limit {
+                        standardError("\(file): and \(errors.count - Lint.limit) more errors")
+                    }
+                    let count = errors.count
+                    standardError("\(file): \(count) error\(count == 1 ? "" : "s")")
                     invalid = true
+                    continue
                 }
+                let routes = definition.routes.count
+                let resources = definition.resources.count
+                print(
+                    "\(file): \(routes) route\(routes == 1 ? "" : "s"), \(resources) resource\(resources == 1 ? "" : "s")"
+                )
             }
             if invalid { throw ExitCode(ExitStatus.invalidInput) }
         }
