@@ -146,6 +146,25 @@ public final class PostgresDocumentStore: SharedDocumentStore {
         }
     }
 
+    /// Keeps a new `document` in one statement (`ON CONFLICT DO NOTHING`), so two instances posting the same
+    /// id at the same moment cannot both succeed: nil, with nothing changed, when the id is taken.
+    public func create(_ document: JSONObject, into collection: String, idField: String) async throws -> JSONObject? {
+        guard let id = StoreCollection.id(of: document, idField: idField) else {
+            return try await insert(document, into: collection, idField: idField)
+        }
+        let text = String(decoding: JSONWriter().write(.object(document)), as: UTF8.self)
+        var inserted = false
+        for try await _ in try await client.query(
+            """
+            INSERT INTO kakapo_documents (collection, id, document) VALUES (\(collection), \(id), \(text))
+            ON CONFLICT (collection, id) DO NOTHING RETURNING id
+            """, logger: logger
+        ).decode(String.self) {
+            inserted = true
+        }
+        return inserted ? document : nil
+    }
+
     public func replace(id: String, with document: JSONObject, in collection: String, idField: String) async throws
         -> JSONObject?
     {

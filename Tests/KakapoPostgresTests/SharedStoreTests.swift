@@ -105,6 +105,26 @@ struct SharedStoreTests {
         try await Self.stop([(first, a), (second, b)])
     }
 
+    @Test("concurrent POSTs of one new id through both processes: exactly one 201, the others 409, nothing replaced")
+    func concurrentCreatesOfOneId() async throws {
+        let (_, _, (first, a), (second, b)) = try await Self.twoReplicas()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<20 {
+                let client = index.isMultiple(of: 2) ? a : b
+                group.addTask {
+                    try await client.send(.post, "/todos", body: Self.json(#"{"id":"race","n":\#(index)}"#)).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == 409 }.count == 19, "\(statuses)")
+        let seeded = try await a.send(.post, "/todos", body: Self.json(#"{"id":1,"title":"replaced?"}"#))
+        #expect(seeded.status == 409)
+        #expect(try JSONParser.parse(try await b.send(.get, "/todos/1").body)["title"]?.stringValue == "seeded")
+        try await Self.stop([(first, a), (second, b)])
+    }
+
     @Test("DELETE /__kakapo/store resets every process's view: seeds back, ids from 0 again")
     func reset() async throws {
         let (_, _, (first, a), (second, b)) = try await Self.twoReplicas()
