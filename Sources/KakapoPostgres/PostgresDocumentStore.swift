@@ -152,17 +152,9 @@ public final class PostgresDocumentStore: SharedDocumentStore {
         guard let id = StoreCollection.id(of: document, idField: idField) else {
             return try await insert(document, into: collection, idField: idField)
         }
-        let text = String(decoding: JSONWriter().write(.object(document)), as: UTF8.self)
-        var inserted = false
-        for try await _ in try await client.query(
-            """
-            INSERT INTO kakapo_documents (collection, id, document) VALUES (\(collection), \(id), \(text))
-            ON CONFLICT (collection, id) DO NOTHING RETURNING id
-            """, logger: logger
-        ).decode(String.self) {
-            inserted = true
+        return try await client.withConnection { connection in
+            try await self.insertUnlessTaken(document, id: id, into: collection, on: connection) ? document : nil
         }
-        return inserted ? document : nil
     }
 
     public func replace(id: String, with document: JSONObject, in collection: String, idField: String) async throws
@@ -315,18 +307,26 @@ public final class PostgresDocumentStore: SharedDocumentStore {
             }
             let id = String(next)
             fresh[idField] = .string(id)
-            let text = String(decoding: JSONWriter().write(.object(fresh)), as: UTF8.self)
-            var inserted = false
-            for try await _ in try await connection.query(
-                """
-                INSERT INTO kakapo_documents (collection, id, document) VALUES (\(collection), \(id), \(text))
-                ON CONFLICT (collection, id) DO NOTHING RETURNING id
-                """, logger: logger
-            ).decode(String.self) {
-                inserted = true
-            }
-            if inserted { return fresh }
+            if try await insertUnlessTaken(fresh, id: id, into: collection, on: connection) { return fresh }
         }
+    }
+
+    /// Inserts `document` as `id` in one statement, unless a document of the collection has that id: false
+    /// then, with nothing changed.
+    private func insertUnlessTaken(
+        _ document: JSONObject, id: String, into collection: String, on connection: PostgresConnection
+    ) async throws -> Bool {
+        let text = String(decoding: JSONWriter().write(.object(document)), as: UTF8.self)
+        var inserted = false
+        for try await _ in try await connection.query(
+            """
+            INSERT INTO kakapo_documents (collection, id, document) VALUES (\(collection), \(id), \(text))
+            ON CONFLICT (collection, id) DO NOTHING RETURNING id
+            """, logger: logger
+        ).decode(String.self) {
+            inserted = true
+        }
+        return inserted
     }
 
     private func put(
