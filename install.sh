@@ -102,8 +102,23 @@ fi
 [ "$actual" = "$expected" ] ||
     fail "checksum mismatch for $source: expected $expected, got $actual; nothing installed"
 
+# Only regular files and folders under $name/ are unpacked: a member with an absolute path or a `..`
+# could land outside the unpacking folder, and a link could make the copies below read (and publish
+# under share/kakapo) any file of this machine.
+members=$(tar -tzf "$archive") || fail "cannot read $source as a tar.gz archive"
+outside=$(printf '%s\n' "$members" | awk -v name="$name" '{
+    n = length(name)
+    if (substr($0, 1, n) != name || (length($0) > n && substr($0, n + 1, 1) != "/") || $0 ~ /(^|\/)\.\.(\/|$)/) {
+        print; exit
+    }
+}')
+[ -z "$outside" ] || fail "$source holds \"$outside\", outside $name/; nothing installed"
+kinds=$(tar -tvzf "$archive" | awk 'substr($0, 1, 1) != "-" && substr($0, 1, 1) != "d" { print; exit }')
+[ -z "$kinds" ] || fail "$source holds a link or special file ($kinds); only files and folders are installed; nothing installed"
 mkdir "$tmp/unpacked"
 tar -xzf "$archive" -C "$tmp/unpacked" || fail "cannot unpack $source"
+linked=$(find "$tmp/unpacked" ! -type f ! -type d | head -n 1)
+[ -z "$linked" ] || fail "$source unpacked a link or special file (${linked#"$tmp/unpacked/"}); nothing installed"
 from=$tmp/unpacked/$name
 [ -f "$from/bin/kakapo" ] || fail "$source holds no $name/bin/kakapo"
 
