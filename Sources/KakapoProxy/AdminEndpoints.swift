@@ -1,3 +1,4 @@
+import Dispatch
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
@@ -74,7 +75,7 @@ enum AdminEndpoints {
     }
 
     /// The refusal for a request that may not use the admin endpoints; nil when it may.
-    private static func refusal(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
+    static func refusal(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
         if let token = pipeline.configuration.adminToken {
             guard request.headers["Authorization"] == "Bearer " + token else {
                 return ProxyAnswer(
@@ -136,6 +137,44 @@ enum AdminEndpoints {
             return "a \(request.method) needs a JSON body (Content-Type: application/json)"
         }
         return nil
+    }
+
+    static let sessionsPath = "/__kakapo/sessions"
+
+    /// `/__kakapo/sessions` (open, list) and `/__kakapo/sessions/{id}` (end) when sessions are enabled: they
+    /// read and write files, so they are answered later, one at a time, on the sessions' queue. Nil for every
+    /// other request, and for requests the admin rules refuse (`answer` refuses them).
+    static func sessionAnswer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline)
+        -> (queue: DispatchQueue, answer: @Sendable () -> ProxyAnswer)?
+    {
+        let path = request.path
+        guard path == sessionsPath || path.hasPrefix(sessionsPath + "/") else { return nil }
+        guard let sessions = pipeline.sessions else {
+            return (
+                .global(),
+                {
+                    answer(
+                        .json(
+                            [
+                                "error":
+                                    "sessions are not enabled: start kakapo with --cassette-dir DIR (cassette paths are relative to it)"
+                            ], status: 404))
+                }
+            )
+        }
+        guard refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) == nil else { return nil }
+        let method = request.method
+        let body = request.body
+        if path == sessionsPath {
+            switch method {
+            case .post: return (sessions.queue, { answer(sessions.open(body)) })
+            case .get: return (sessions.queue, { answer(.json(["sessions": sessions.listing], status: 200)) })
+            default: return nil
+            }
+        }
+        let id = String(path.dropFirst(sessionsPath.count + 1)).removingPercentEncodingLeniently(plusAsSpace: false)
+        guard method == .delete, !id.isEmpty else { return nil }
+        return (sessions.queue, { answer(sessions.close(id)) })
     }
 
     /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,
@@ -219,7 +258,8 @@ enum AdminEndpoints {
                             "GET /__kakapo/health", "GET /__kakapo/requests", "POST /__kakapo/requests/count",
                             "DELETE /__kakapo/requests", "GET /__kakapo/store", "DELETE /__kakapo/store",
                             "GET /__kakapo/routes", "POST /__kakapo/routes", "DELETE /__kakapo/routes",
-                            "DELETE /__kakapo/routes/{id}",
+                            "DELETE /__kakapo/routes/{id}", "GET /__kakapo/sessions", "POST /__kakapo/sessions",
+                            "DELETE /__kakapo/sessions/{id}",
                         ],
                     ], status: 404), source: .admin)
         }

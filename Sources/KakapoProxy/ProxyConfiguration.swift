@@ -58,6 +58,11 @@ public struct ProxyConfiguration: Sendable {
     /// TLS for the WebSocket tunnels Kakapo opens to `https://` upstreams (`KakapoTLS.UpstreamTLSClient`);
     /// without it, such an upgrade is answered 502.
     public var upstreamTLS: (any TLSOrigination)?
+    /// Set to enable cassette sessions (`--cassette-dir`): `POST /__kakapo/sessions` opens a session on a
+    /// cassette whose path is relative to this directory, and requests that name it are answered from it.
+    public var sessionDirectory: String?
+    /// Seconds a session may go unused before it ends by itself and is saved (`--session-timeout`).
+    public var sessionTimeout: Double = 600
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,

@@ -35,6 +35,11 @@ public final class ProxyServer: Sendable {
                 logger.notice("\(recovery.summary)")
             }
         }
+        // With sessions and no cassette of its own, the server answers requests that name no session with a
+        // miss; its mode is what sessions ask for by default.
+        let sessionMode = configuration.mode
+        let sessionsOnly = configuration.sessionDirectory != nil && configuration.cassettePath == nil
+        if sessionsOnly && configuration.mode != .passthrough { configuration.mode = .none }
         if configuration.mode == .once {
             guard let path = configuration.cassettePath else {
                 throw ProxyError(code: .configuration, message: "mode 'once' needs a cassette (--cassette FILE)")
@@ -54,13 +59,14 @@ public final class ProxyServer: Sendable {
                     : "mode once: \(path) does not exist yet, recording everything")
         }
         let mode = configuration.mode
-        if configuration.forwardProxy != nil && mode.usesUpstream {
+        let needsUpstream = mode.usesUpstream || (sessionsOnly && sessionMode.usesUpstream)
+        if configuration.forwardProxy != nil && needsUpstream {
             // Requests name their hosts; `--upstream`, when given, still takes those that name none.
             var upstream = configuration.upstream ?? UpstreamConfiguration(baseURL: "")
             upstream.ignoresProxyEnvironment = true
             configuration.upstream = upstream
         }
-        if mode.usesUpstream && configuration.upstream == nil {
+        if needsUpstream && configuration.upstream == nil {
             throw ProxyError(
                 code: .configuration, message: "mode '\(mode.rawValue)' needs an upstream (--upstream URL)")
         }
@@ -80,7 +86,9 @@ public final class ProxyServer: Sendable {
                 onSaveError: { error in saveLogger.error("cannot save the cassette: \(error)") })
         }
         var upstream: UpstreamClient?
-        if mode.usesUpstream, let upstreamConfiguration = configuration.upstream {
+        if mode.usesUpstream || configuration.sessionDirectory != nil,
+            let upstreamConfiguration = configuration.upstream
+        {
             do {
                 upstream = try UpstreamClient(configuration: upstreamConfiguration)
             } catch {
@@ -94,12 +102,25 @@ public final class ProxyServer: Sendable {
                     "the limit on buffered request bodies must be positive, not \(configuration.maximumBufferedBodyBytes)"
             )
         }
+        var sessions: SessionRegistry?
+        if let directory = configuration.sessionDirectory {
+            let timeout = configuration.sessionTimeout
+            guard timeout.isFinite, timeout >= 0.1, timeout <= 7 * 86_400 else {
+                throw ProxyError(
+                    code: .configuration,
+                    message: "the session timeout must be between 0.1 and 604800 seconds, not \(timeout)")
+            }
+            sessions = try SessionRegistry(
+                directory: directory, timeout: .milliseconds(Int(timeout * 1000)), defaultMode: sessionMode,
+                defaultMatching: configuration.matching, redactor: configuration.redactor,
+                repeatPolicy: configuration.repeatPolicy, hasUpstream: upstream != nil, logger: logger)
+        }
         self.bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes)
         self.configuration = configuration
         self.logger = logger
         self.pipeline = RequestPipeline(
             configuration: configuration, session: session, upstream: upstream, journal: RequestJournal(),
-            logger: logger)
+            sessions: sessions, logger: logger)
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads ?? System.coreCount)
     }
 
@@ -178,6 +199,7 @@ public final class ProxyServer: Sendable {
                 code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")
         }
         channel.withLockedValue { $0 = bound }
+        pipeline.sessions?.port.withLock { $0 = bound.localAddress?.port }
         do {
             if pipeline.configuration.mode.records { try pipeline.session?.startAutosave() }
         } catch {
@@ -214,13 +236,15 @@ public final class ProxyServer: Sendable {
         let pipeline = self.pipeline
         let saveError: String? = await Self.offThePool { () -> String? in
             pipeline.upstream?.shutdown()
-            guard pipeline.configuration.mode.records, let session = pipeline.session else { return nil }
-            do {
-                try session.close()
-                return nil
-            } catch {
-                return "\(error)"
+            var errors = pipeline.sessions?.closeAll() ?? []
+            if pipeline.configuration.mode.records, let session = pipeline.session {
+                do {
+                    try session.close()
+                } catch {
+                    errors.insert("\(error)", at: 0)
+                }
             }
+            return errors.isEmpty ? nil : errors.joined(separator: "\n")
         }
         try? await group.shutdownGracefully()
         return summary(saveError: saveError)

@@ -16,6 +16,8 @@ public final class RequestPipeline: Sendable {
     public let session: CassetteSession?
     public let upstream: UpstreamClient?
     public let journal: RequestJournal
+    /// The open cassette sessions, when sessions are enabled (`ProxyConfiguration.sessionDirectory`).
+    let sessions: SessionRegistry?
     let logger: Logger
     /// Route handlers, the first layer after admin.
     public let routes = RouterRegistry()
@@ -36,9 +38,10 @@ public final class RequestPipeline: Sendable {
 
     init(
         configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?,
-        journal: RequestJournal,
+        journal: RequestJournal, sessions: SessionRegistry? = nil,
         logger: Logger
     ) {
+        self.sessions = sessions
         self.logger = logger
         self.configuration = configuration
         self.resources = StoreResources(
@@ -62,12 +65,34 @@ public final class RequestPipeline: Sendable {
         _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         if Self.isAdmin(request) {
+            if let (queue, later) = AdminEndpoints.sessionAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
+                queue.async { completion(later()) }
+                return
+            }
             if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
                 Task { completion(await later()) }
                 return
             }
             completion(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: self))
             return
+        }
+        var request = request
+        var testSession: TestSession?
+        if let sessions {
+            switch sessions.select(&request) {
+            case .none: break
+            case .session(let session): testSession = session
+            case .unknown(let id):
+                completion(
+                    ProxyAnswer(
+                        response: .json(
+                            [
+                                "error": .string(
+                                    "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)"
+                                )
+                            ], status: 404), source: .error))
+                return
+            }
         }
         if routes.hasRoutes, let route = routes.match(request) {
             answer(request, with: route, source: .route, completion: completion)
@@ -95,12 +120,14 @@ public final class RequestPipeline: Sendable {
         case nil:
             break
         }
-        let mode = configuration.mode
+        let mode = testSession?.mode ?? configuration.mode
+        let session = testSession?.cassette ?? self.session
         if mode == .none || mode == .new, let session, let hit = session.play(request) {
-            if !stalePositions.isEmpty, stalePositions.contains(hit.position) {
+            testSession?.noteReplay()
+            if testSession == nil, !stalePositions.isEmpty, stalePositions.contains(hit.position) {
                 // Too old: re-recorded where the mode records, replayed with a warning otherwise.
                 if mode == .new, let upstream {
-                    forward(request, through: upstream, replacing: true, completion: completion)
+                    forward(request, through: upstream, replacing: true, recording: session, completion: completion)
                     return
                 }
                 staleReplays.withLock { _ = $0.insert(hit.position) }
@@ -110,7 +137,7 @@ public final class RequestPipeline: Sendable {
                 completion(Self.headAnswer(from: hit.interaction))
                 return
             }
-            let prepared = replies.prepared(hit.position) {
+            let prepared = (testSession?.replies ?? replies).prepared(hit.position) {
                 PreparedResponse(hit.interaction.response, source: .cassette, for: .GET)
             }
             var answer = ProxyAnswer(response: hit.interaction.response, source: .cassette, prepared: prepared)
@@ -119,10 +146,12 @@ public final class RequestPipeline: Sendable {
             return
         }
         guard mode.usesUpstream, let upstream else {
-            answerMiss(request, completion: completion)
+            answerMiss(request, in: testSession, completion: completion)
             return
         }
-        forward(request, through: upstream, replacing: mode == .all, completion: completion)
+        forward(
+            request, through: upstream, replacing: mode == .all, recording: mode.records ? session : nil,
+            completion: completion)
     }
 
     /// Answers `request` the way the server does for a client on loopback, for callers without a socket
@@ -230,7 +259,7 @@ public final class RequestPipeline: Sendable {
     /// admin request), so a large upload costs no memory.
     func streamsBody(of request: HTTPRequest) -> Bool {
         configuration.mode == .passthrough && upstream != nil
-            && !Self.isAdmin(request)
+            && !Self.isAdmin(request) && !(sessions?.namesSession(request) ?? false)
             && !routes.hasRoutes && !stubs.hasRoutes && !resources.registry.hasRoutes && !resources.hasCollections
     }
 
@@ -242,11 +271,13 @@ public final class RequestPipeline: Sendable {
             completion(miss(request))
             return
         }
-        forward(request, through: upstream, replacing: false, bodyStream: body, completion: completion)
+        forward(
+            request, through: upstream, replacing: false, recording: configuration.mode.records ? session : nil,
+            bodyStream: body, completion: completion)
     }
 
     private func forward(
-        _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool,
+        _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool, recording session: CassetteSession?,
         bodyStream: RequestBodyStream? = nil, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         var escaped = request
@@ -255,7 +286,6 @@ public final class RequestPipeline: Sendable {
         escaped.target = request.target.escapingRawBytes()
         let prepared = upstream.prepare(escaped)
         let started = ContinuousClock.now
-        let session = configuration.mode.records ? self.session : nil
         // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
         // they arrive: the answer completes at their head, and the recording (timed chunks for a stream,
         // see StreamRecording; the body otherwise) is made when the stream ends. A LiveResponse is made at the
@@ -406,17 +436,27 @@ public final class RequestPipeline: Sendable {
     /// Answers a miss off the caller's thread when its report searches a cassette: the search is
     /// bounded (`MissReport.comparedLimit`), but on a large cassette still too long for an event loop, and
     /// misses answered one at a time on their own queue never hold back hits.
-    private func answerMiss(_ request: HTTPRequest, completion: @escaping @Sendable (ProxyAnswer) -> Void) {
-        guard session != nil else {
+    private func answerMiss(
+        _ request: HTTPRequest, in testSession: TestSession?, completion: @escaping @Sendable (ProxyAnswer) -> Void
+    ) {
+        guard session != nil || testSession != nil else {
             completion(miss(request))
             return
         }
-        missQueue.async { [self] in completion(miss(request)) }
+        missQueue.async { [self] in completion(miss(request, in: testSession)) }
     }
 
-    func miss(_ request: HTTPRequest) -> ProxyAnswer {
+    func miss(_ request: HTTPRequest, in testSession: TestSession? = nil) -> ProxyAnswer {
         var body: JSONValue
-        if let session {
+        if let testSession {
+            body = testSession.cassette.missReport(for: request).json
+            testSession.noteMiss(body)
+            if case .object(var object) = body {
+                object["session"] = .string(testSession.id)
+                object["cassette"] = .string(testSession.name)
+                body = .object(object)
+            }
+        } else if let session {
             body = session.missReport(for: request).json
         } else {
             body = .object([
@@ -428,7 +468,7 @@ public final class RequestPipeline: Sendable {
             ])
         }
         if case .object(var object) = body {
-            object["mode"] = .string(configuration.mode.rawValue)
+            object["mode"] = .string((testSession?.mode ?? configuration.mode).rawValue)
             body = .object(object)
         }
         return ProxyAnswer(response: .json(body, status: configuration.missStatus), source: .miss)

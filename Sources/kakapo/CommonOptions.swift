@@ -85,6 +85,17 @@ struct CommonOptions: ParsableArguments {
             valueName: "recorded|none"))
     var streamTiming: StreamTiming = .recorded
 
+    @Option(
+        help: ArgumentHelp(
+            "Enable cassette sessions (POST /__kakapo/sessions): each test opens one on its own cassette, named relative to this folder.",
+            valueName: "dir"))
+    var cassetteDir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a session may go unused before it ends by itself and is saved.", valueName: "seconds"))
+    var sessionTimeout: Double = 600
+
     @OptionGroup var redaction: RedactionOptions
     @OptionGroup var https: ForwardProxyOptions
 
@@ -114,6 +125,12 @@ struct CommonOptions: ParsableArguments {
         }
         try checkSeconds(idleTimeout, flag: "--idle-timeout", upTo: CommonOptions.largestTimeout)
         try checkSeconds(requestReadTimeout, flag: "--request-read-timeout", upTo: CommonOptions.largestTimeout)
+        guard sessionTimeout >= 0.1, sessionTimeout <= CommonOptions.largestTimeout else {
+            throw ValidationError(
+                "--session-timeout must be from 0.1 to \(Int(CommonOptions.largestTimeout)) seconds, not \(sessionTimeout)"
+            )
+        }
+        if cassetteDir?.isEmpty == true { throw ValidationError("--cassette-dir must name a folder") }
         _ = try adminTokenValue()
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
         if let store {
@@ -197,6 +214,8 @@ struct CommonOptions: ParsableArguments {
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
         configuration.streamTiming = streamTiming
         configuration.maximumBufferedBodyBytes = maxBufferedBodies
+        configuration.sessionDirectory = cassetteDir
+        configuration.sessionTimeout = sessionTimeout
         return configuration
     }
 }

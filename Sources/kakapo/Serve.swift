@@ -6,7 +6,10 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve a cassette in any mode, optionally in front of an upstream.")
 
-    @Option(help: "The cassette file (optional in passthrough mode, and with --routes in mode none).")
+    @Option(
+        help:
+            "The cassette file (optional in passthrough mode, with --routes in mode none, and with --cassette-dir: requests that name no session then miss)."
+    )
     var cassette: String?
 
     @Option(help: "The real API: http(s)://host[:port][/prefix].")
@@ -26,7 +29,7 @@ struct Serve: AsyncParsableCommand {
 
     var effectiveMode: ProxyMode {
         if let mode { return mode }
-        if common.https.proxy { return cassette == nil ? .passthrough : .new }
+        if common.https.proxy { return cassette == nil && common.cassetteDir == nil ? .passthrough : .new }
         return upstream == nil ? .none : .new
     }
 
@@ -34,12 +37,14 @@ struct Serve: AsyncParsableCommand {
         if effectiveMode.usesUpstream && effectiveMode != .once && upstream == nil && !common.https.proxy {
             throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
         }
-        if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil {
+        if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil && common.cassetteDir == nil {
             // new, all and once write the cassette.
             throw ValidationError("--cassette FILE is required to record (--mode \(effectiveMode.rawValue))")
         }
-        if effectiveMode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy {
-            throw ValidationError("give --cassette FILE, --routes FILE or both")
+        if effectiveMode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy
+            && common.cassetteDir == nil
+        {
+            throw ValidationError("give --cassette FILE, --routes FILE, --cassette-dir DIR or several")
         }
         if effectiveMode == .none && upstream != nil {
             throw ValidationError("--upstream has no effect with --mode none; leave one of them out")

@@ -1,0 +1,313 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import KakapoJSON
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The open cassette sessions of a server started with a session directory (`--cassette-dir`), keyed by
+/// a random id: opens them (cassette paths confined to the directory), finds the one a request names,
+/// ends them (saving what they recorded), and ends by itself any left idle for `timeout`.
+final class SessionRegistry: Sendable {
+    /// The session directory, resolved (no symbolic links), without a trailing slash.
+    let root: String
+    /// How long a session may go unused before it ends by itself.
+    let timeout: Duration
+    /// What a session asks for when it names nothing: the server's own mode and matching.
+    let defaultMode: ProxyMode
+    let defaultMatching: MatchOptions
+    let redactor: Redactor
+    let repeatPolicy: InteractionIndex.RepeatPolicy
+    /// Whether the server can forward (modes other than `none` need it).
+    let hasUpstream: Bool
+    let logger: Logger
+    private let state = Mutex(State())
+    /// The port the server listens on, once it does (for the proxy URL a new session answers).
+    let port = Mutex<Int?>(nil)
+    /// How often idle sessions are looked for.
+    private let sweepInterval: Double
+    /// Where sessions are opened, ended and expired: file work, away from the event loops.
+    let queue = DispatchQueue(label: "kakapo.sessions")
+
+    private struct State {
+        var sessions: [String: TestSession] = [:]
+        /// Resolved cassette paths an open session (or one being opened) records into.
+        var recording: Set<String> = []
+        var closed = false
+    }
+
+    /// The most sessions open at once; a POST past it gets 503.
+    static let maximumSessions = 4096
+
+    init(
+        directory: String, timeout: Duration, defaultMode: ProxyMode, defaultMatching: MatchOptions,
+        redactor: Redactor, repeatPolicy: InteractionIndex.RepeatPolicy, hasUpstream: Bool, logger: Logger
+    ) throws(ProxyError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+            let resolved = SessionRegistry.realPath(directory)
+        else {
+            throw ProxyError(
+                code: .configuration, message: "--cassette-dir \(directory): no such directory (create it first)")
+        }
+        self.root = resolved == "/" ? "" : resolved
+        self.timeout = timeout
+        self.defaultMode = defaultMode
+        self.defaultMatching = defaultMatching
+        self.redactor = redactor
+        self.repeatPolicy = repeatPolicy
+        self.hasUpstream = hasUpstream
+        self.logger = logger
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        self.sweepInterval = min(max(seconds / 4, 0.05), 5)
+        scheduleSweep()
+    }
+
+    /// Looks for idle sessions in `sweepInterval`, and again after that until `closeAll`.
+    private func scheduleSweep() {
+        queue.asyncAfter(deadline: .now() + sweepInterval) { [weak self] in
+            guard let self, !self.state.withLock({ $0.closed }) else { return }
+            self.expireIdle()
+            self.scheduleSweep()
+        }
+    }
+
+    /// The open sessions, oldest id first.
+    var listing: JSONValue {
+        let sessions = state.withLock { Array($0.sessions.values) }
+        return .array(sessions.sorted { $0.id < $1.id }.map(\.listing))
+    }
+
+    /// What a request says about sessions: nothing, an open session, or an id no open session has.
+    enum Selection {
+        case none
+        case session(TestSession)
+        case unknown(String)
+    }
+
+    /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
+    /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
+    func select(_ request: inout HTTPRequest) -> Selection {
+        guard let id = Self.sessionID(in: request) else { return .none }
+        request.headers.remove(name: "X-Kakapo-Session")
+        request.headers.remove(name: "Proxy-Authorization")
+        guard let session = state.withLock({ $0.sessions[id] }) else { return .unknown(id) }
+        session.touch()
+        return .session(session)
+    }
+
+    /// Whether `request` names a session (open or not).
+    func namesSession(_ request: HTTPRequest) -> Bool { Self.sessionID(in: request) != nil }
+
+    /// The session id a request carries; nil when it carries none.
+    static func sessionID(in request: HTTPRequest) -> String? {
+        if let header = request.headers["X-Kakapo-Session"] {
+            return String(header.trimmingCharacters(in: .whitespaces).prefix(128))
+        }
+        guard let credentials = request.headers["Proxy-Authorization"] else { return nil }
+        let parts = credentials.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic", parts[1].utf8.count <= 1024,
+            let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        let text = String(decoding: decoded, as: UTF8.self)
+        return String(text.prefix { $0 != ":" }.prefix(128))
+    }
+
+    /// Opens a session as `POST /__kakapo/sessions` asks: 201 with its id and how to use it, 400 naming
+    /// what is wrong, 409 when another open session records into the same file.
+    func open(_ body: [UInt8]) -> HTTPResponse {
+        let request: SessionRequest
+        do {
+            request = try SessionRequest(body, defaultMode: defaultMode, defaultMatching: defaultMatching)
+        } catch {
+            return .json(["error": .string(error.message)], status: 400)
+        }
+        let path: String
+        do {
+            path = try resolve(request.cassette, creatingFolders: request.mode.records)
+        } catch {
+            return .json(["error": .string(error.message)], status: 400)
+        }
+        let exists = FileManager.default.fileExists(atPath: path)
+        let mode = request.mode.resolved(cassetteExists: exists)
+        if mode.usesUpstream && !hasUpstream {
+            return .json(
+                [
+                    "error": .string(
+                        "\"mode\": \"\(request.mode.rawValue)\" forwards to an upstream"
+                            + (request.mode == .once ? " (\(request.cassette) does not exist yet)" : "")
+                            + ", but this server has none: start it with --upstream URL or --proxy")
+                ], status: 400)
+        }
+        let refusal: HTTPResponse? = state.withLock { state in
+            if state.closed { return .json(["error": "the server is shutting down"], status: 503) }
+            if state.sessions.count >= Self.maximumSessions {
+                return .json(
+                    [
+                        "error": .string(
+                            "\(Self.maximumSessions) sessions are open already: end some (DELETE /__kakapo/sessions/{id})"
+                        )
+                    ], status: 503)
+            }
+            if mode.records {
+                guard state.recording.insert(path).inserted else {
+                    return .json(
+                        [
+                            "error": .string(
+                                "another open session records into \(request.cassette); end it first or replay (\"mode\": \"none\")"
+                            )
+                        ], status: 409)
+                }
+            }
+            return nil
+        }
+        if let refusal { return refusal }
+        let session: TestSession
+        do {
+            session = try makeSession(request, path: path, mode: mode)
+        } catch {
+            if mode.records { _ = state.withLock { $0.recording.remove(path) } }
+            let status = error.code == .locked ? 409 : 400
+            return .json(["error": .string("\"cassette\": \(request.cassette): \(error)")], status: status)
+        }
+        state.withLock { $0.sessions[session.id] = session }
+        logger.info("session \(session.id) opened: \(request.cassette) in mode \(mode.rawValue)")
+        var response = HTTPResponse.json(
+            [
+                "id": .string(session.id), "cassette": .string(request.cassette), "mode": .string(mode.rawValue),
+                "proxy": .string("http://\(session.id):@127.0.0.1:\(port.withLock { $0 } ?? 0)"),
+                "header": ["X-Kakapo-Session": .string(session.id)],
+            ], status: 201)
+        response.headers.add(name: "Location", value: "/__kakapo/sessions/" + session.id)
+        return response
+    }
+
+    private func makeSession(_ request: SessionRequest, path: String, mode: ProxyMode) throws(CassetteError)
+        -> TestSession
+    {
+        // A recording that was killed left its last interactions in the journal: they go in first.
+        if let recovery = try CassetteSession.recover(path, matching: request.matching) {
+            logger.notice("\(recovery.summary)")
+        }
+        let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
+        if mode.records { try CassetteFile.checkWritable(path) }
+        let logger = self.logger
+        let session = CassetteSession(
+            path: path, cassette: cassette, redactor: redactor, matching: request.matching,
+            repeatPolicy: repeatPolicy,
+            onSaveError: { error in logger.error("cannot save the cassette: \(error)") })
+        if mode.records { try session.startAutosave() }
+        return TestSession(
+            id: Self.newID(), name: request.cassette, mode: mode, strict: request.strict, cassette: session)
+    }
+
+    /// Ends session `id` as `DELETE /__kakapo/sessions/{id}` asks: saves what it recorded and answers its
+    /// summary; 404 naming the id when no open session has it.
+    func close(_ id: String) -> HTTPResponse {
+        guard let session = state.withLock({ $0.sessions.removeValue(forKey: id) }) else {
+            return .json(["error": .string("no open session with the id \(id.prefix(128))")], status: 404)
+        }
+        let saveError = end(session)
+        return .json(session.summary(saveError: saveError), status: saveError == nil ? 200 : 500)
+    }
+
+    /// Saves and releases a session already taken out of the registry; the save error, if any.
+    private func end(_ session: TestSession) -> String? {
+        var saveError: String?
+        if session.mode.records {
+            do {
+                try session.cassette.close()
+            } catch {
+                saveError = "\(error)"
+                logger.error("session \(session.id): cannot save \(session.name): \(error)")
+            }
+            _ = state.withLock { $0.recording.remove(session.cassette.path) }
+        }
+        logger.info("session \(session.id) ended: \(session.name), \(session.cassette.recordedCount) recorded")
+        return saveError
+    }
+
+    /// Ends the sessions idle for `timeout` (they are saved as a DELETE would).
+    private func expireIdle() {
+        let now = ContinuousClock.now
+        let idle = state.withLock { state -> [TestSession] in
+            let expired = state.sessions.values.filter { $0.isIdle(for: timeout, now: now) }
+            for session in expired { state.sessions[session.id] = nil }
+            return expired
+        }
+        for session in idle {
+            logger.info("session \(session.id) was idle for \(timeout): ending it")
+            _ = end(session)
+        }
+    }
+
+    /// Ends every session (at shutdown) and stops expiring them; the save errors, one per line.
+    func closeAll() -> [String] {
+        let open = queue.sync {
+            state.withLock { state -> [TestSession] in
+                state.closed = true
+                defer { state.sessions = [:] }
+                return Array(state.sessions.values)
+            }
+        }
+        return open.compactMap { session in end(session).map { "session \(session.id): \($0)" } }
+    }
+
+    /// Where `name` lives inside the session directory, with every folder on the way resolved (and made,
+    /// when `creatingFolders`); throws when it would leave the directory.
+    func resolve(_ name: String, creatingFolders: Bool) throws(ProxyError) -> String {
+        func leaves(_ why: String) -> ProxyError {
+            ProxyError(code: .configuration, message: "\"cassette\": \(name) \(why)")
+        }
+        if name.hasPrefix("/") { throw leaves("is absolute; name it relative to the session directory") }
+        let components = name.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard let file = components.last, file != ".", file != ".." else { throw leaves("names no file") }
+        if components.contains("..") { throw leaves("leaves the session directory (..)") }
+        var folder = root
+        for component in components.dropLast() where component != "." {
+            let next = folder + "/" + component
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: next, isDirectory: &isDirectory) {
+                guard creatingFolders else { throw leaves("is in a folder that does not exist") }
+                if mkdir(next, 0o755) != 0 && errno != EEXIST {
+                    throw leaves("cannot be made: mkdir \(next): \(String(cString: strerror(errno)))")
+                }
+            }
+            guard let resolved = Self.realPath(next), isInside(resolved) else {
+                throw leaves("leaves the session directory (through a symbolic link)")
+            }
+            folder = resolved
+        }
+        let path = folder + "/" + file
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard let resolved = Self.realPath(path), isInside(resolved) else {
+                throw leaves("leaves the session directory (through a symbolic link)")
+            }
+            return resolved
+        }
+        return path
+    }
+
+    private func isInside(_ path: String) -> Bool { path == root || path.hasPrefix(root + "/") || root.isEmpty }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// 16 hexadecimal digits from the system's random source.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

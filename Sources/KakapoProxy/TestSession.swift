@@ -1,0 +1,91 @@
+import Foundation
+import KakapoCassette
+import KakapoHTTP
+import KakapoJSON
+import Synchronization
+
+/// One cassette session opened through `POST /__kakapo/sessions`: a `CassetteSession` (playback order,
+/// recording, journal) with its own mode, strictness and matching, and what it saw for its summary.
+final class TestSession: Sendable {
+    /// The most misses a session keeps for its summary; past it they are only counted.
+    static let keptMisses = 100
+
+    let id: String
+    /// The cassette as the client named it, relative to the session directory.
+    let name: String
+    let mode: ProxyMode
+    let strict: Bool
+    let cassette: CassetteSession
+    /// Recorded answers prepared for the wire, for this session's cassette.
+    let replies = PreparedReplies(limit: 1024)
+    private let state = Mutex(State())
+
+    private struct State {
+        var lastUsed = ContinuousClock.now
+        var replayed = 0
+        var misses: [JSONValue] = []
+        var missCount = 0
+    }
+
+    init(id: String, name: String, mode: ProxyMode, strict: Bool, cassette: CassetteSession) {
+        self.id = id
+        self.name = name
+        self.mode = mode
+        self.strict = strict
+        self.cassette = cassette
+    }
+
+    /// Marks the session as in use now (idle expiry counts from the last use).
+    func touch() { state.withLock { $0.lastUsed = .now } }
+
+    /// Whether the session has not been used for `timeout`.
+    func isIdle(for timeout: Duration, now: ContinuousClock.Instant) -> Bool {
+        state.withLock { now - $0.lastUsed >= timeout }
+    }
+
+    func noteReplay() { state.withLock { $0.replayed += 1 } }
+
+    /// Keeps a miss's report (`MissReport.json`) for the summary, as `{"method", "url", "nearest"}`.
+    func noteMiss(_ report: JSONValue) {
+        var entry: JSONObject = [:]
+        if case .object(let request)? = report["request"] {
+            entry["method"] = request["method"] ?? .null
+            entry["url"] = request["url"] ?? .null
+        }
+        entry["nearest"] = report["nearest"] ?? .array([])
+        state.withLock { state in
+            state.missCount += 1
+            if state.misses.count < Self.keptMisses { state.misses.append(.object(entry)) }
+        }
+    }
+
+    /// `{"id", "cassette", "mode", "strict"}`, as `GET /__kakapo/sessions` lists it.
+    var listing: JSONValue {
+        .object([
+            "id": .string(id), "cassette": .string(name), "mode": .string(mode.rawValue), "strict": .bool(strict),
+        ])
+    }
+
+    /// The summary `DELETE /__kakapo/sessions/{id}` answers, once the cassette is saved (`saveError` when it
+    /// could not be).
+    func summary(saveError: String?) -> JSONValue {
+        let (replayed, misses, missCount) = state.withLock { ($0.replayed, $0.misses, $0.missCount) }
+        let snapshot = cassette.snapshot
+        let unused = cassette.unusedPositions.compactMap { position -> JSONValue? in
+            guard position < snapshot.interactions.count else { return nil }
+            let request = snapshot.interactions[position].request
+            return .object([
+                "interaction": .number(JSONNumber(position)), "method": .string(request.method.rawValue),
+                "url": .string(cassette.redactor.redactedURL(of: request)),
+            ])
+        }
+        var body: JSONObject = [
+            "id": .string(id), "cassette": .string(name), "mode": .string(mode.rawValue), "strict": .bool(strict),
+            "replayed": .number(JSONNumber(replayed)), "recorded": .number(JSONNumber(cassette.recordedCount)),
+            "misses": .array(misses), "unused": .array(unused),
+        ]
+        if missCount > misses.count { body["missCount"] = .number(JSONNumber(missCount)) }
+        if let saveError { body["saveError"] = .string(saveError) }
+        return .object(body)
+    }
+}

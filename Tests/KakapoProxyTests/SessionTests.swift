@@ -1,0 +1,265 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// Cassette sessions (`POST /__kakapo/sessions`) on one server, through real sockets: curl with the
+/// `X-Kakapo-Session` header or proxy credentials, a local upstream on port 0.
+@Suite("Cassette sessions")
+struct SessionTests {
+    /// Answers every request with its method and path.
+    static func upstream() async throws -> TestUpstream {
+        try await TestUpstream.start { request in
+            .response(HTTPResponse(status: 200, contentType: "text/plain", text: "\(request.method) \(request.path)"))
+        }
+    }
+
+    /// A server with sessions in `directory`, in front of `upstream` when given.
+    static func server(
+        _ directory: String, upstream: TestUpstream?, timeout: Double = 600, token: String? = nil,
+        forward: Bool = false
+    ) async throws -> ProxyHarness {
+        var configuration = ProxyConfiguration(
+            mode: upstream == nil ? .none : .new,
+            upstream: upstream.map { UpstreamConfiguration(baseURL: $0.baseURL) }, adminToken: token)
+        configuration.sessionDirectory = directory
+        configuration.sessionTimeout = timeout
+        if forward { configuration.forwardProxy = ForwardProxyConfiguration(interception: nil) }
+        return try await ProxyHarness.start(configuration)
+    }
+
+    /// `curl` with `arguments`: status, lowercased header names to values, body.
+    static func curl(_ arguments: [String]) async throws -> (status: Int, headers: [String: String], body: String) {
+        let result = try await KakapoProcess.run(
+            ["--silent", "--show-error", "--max-time", "10", "--include"] + arguments, executable: "/usr/bin/curl")
+        let parts = result.output.components(separatedBy: "\r\n\r\n")
+        let lines = (parts.first ?? "").components(separatedBy: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    /// An admin call with a JSON body: status and the answer as a dictionary.
+    static func admin(
+        _ port: Int, _ method: String, _ path: String, _ body: String? = nil, token: String? = nil
+    ) async throws -> (status: Int, json: [String: Any]) {
+        var arguments = ["-X", method, "http://127.0.0.1:\(port)\(path)"]
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data", body] }
+        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+        let answer = try await curl(arguments)
+        let json = (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8))) as? [String: Any] ?? [:]
+        return (answer.status, json)
+    }
+
+    static func open(_ port: Int, _ body: String) async throws -> String {
+        let opened = try await admin(port, "POST", "/__kakapo/sessions", body)
+        #expect(opened.status == 201, "\(opened.json)")
+        return try #require(opened.json["id"] as? String)
+    }
+
+    @Test("sessions on one server record and replay each their own cassette, selected by header")
+    func concurrentSessions() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let port = proxy.port
+        let opened = try await Self.admin(port, "POST", "/__kakapo/sessions", #"{"cassette": "users/get.json"}"#)
+        #expect(opened.status == 201)
+        let recorder = try #require(opened.json["id"] as? String)
+        #expect(recorder.count == 16)
+        #expect(opened.json["proxy"] as? String == "http://\(recorder):@127.0.0.1:\(port)")
+        #expect((opened.json["header"] as? [String: String])?["X-Kakapo-Session"] == recorder)
+        let recorded = try await Self.curl(["-H", "X-Kakapo-Session: \(recorder)", "http://127.0.0.1:\(port)/users/1"])
+        #expect(recorded.status == 200)
+        #expect(recorded.headers["x-kakapo-source"] == "upstream")
+        #expect(upstream.received.allSatisfy { $0.headers["X-Kakapo-Session"] == nil })
+
+        // A second session may not record into the same file while the first is open.
+        let clash = try await Self.admin(
+            port, "POST", "/__kakapo/sessions", #"{"cassette": "users/get.json", "mode": "all"}"#)
+        #expect(clash.status == 409)
+        #expect((clash.json["error"] as? String)?.contains("users/get.json") == true)
+
+        let listed = try await Self.admin(port, "GET", "/__kakapo/sessions")
+        #expect((listed.json["sessions"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [recorder])
+
+        let ended = try await Self.admin(port, "DELETE", "/__kakapo/sessions/\(recorder)")
+        #expect(ended.status == 200)
+        #expect(ended.json["recorded"] as? Int == 1)
+        #expect(ended.json["cassette"] as? String == "users/get.json")
+        let file = try String(contentsOfFile: directory + "/users/get.json", encoding: .utf8)
+        #expect(file.contains("/users/1"))
+        #expect(!file.lowercased().contains("x-kakapo-session"))
+
+        // Two sessions replay the one file while a third records into another, each in its own mode.
+        let first = try await Self.open(port, #"{"cassette": "users/get.json", "mode": "none", "strict": true}"#)
+        let second = try await Self.open(port, #"{"cassette": "./users/get.json", "mode": "none"}"#)
+        let third = try await Self.open(port, #"{"cassette": "orders/list.json", "mode": "new"}"#)
+        let before = upstream.received.count
+        async let a = Self.curl(["-H", "X-Kakapo-Session: \(first)", "http://127.0.0.1:\(port)/users/1"])
+        async let b = Self.curl(["-H", "X-Kakapo-Session: \(second)", "http://127.0.0.1:\(port)/users/1"])
+        async let c = Self.curl(["-H", "X-Kakapo-Session: \(third)", "http://127.0.0.1:\(port)/orders"])
+        let (replayA, replayB, recordC) = try await (a, b, c)
+        #expect(replayA.headers["x-kakapo-source"] == "cassette")
+        #expect(replayA.body == "GET /users/1")
+        #expect(replayB.headers["x-kakapo-source"] == "cassette")
+        #expect(recordC.headers["x-kakapo-source"] == "upstream")
+        #expect(upstream.received.dropFirst(before).map(\.path) == ["/orders"])
+        // A miss in a replaying session is a miss there, never forwarded.
+        let missed = try await Self.curl(["-H", "X-Kakapo-Session: \(first)", "http://127.0.0.1:\(port)/users/2"])
+        #expect(missed.status == 404)
+        #expect(missed.headers["x-kakapo-source"] == "miss")
+        #expect(missed.body.contains("/users/1"))
+
+        let summary = try await Self.admin(port, "DELETE", "/__kakapo/sessions/\(first)")
+        #expect(summary.json["replayed"] as? Int == 1)
+        #expect(summary.json["strict"] as? Bool == true)
+        let misses = try #require(summary.json["misses"] as? [[String: Any]])
+        #expect(misses.count == 1)
+        #expect(misses.first?["url"] as? String == "/users/2")
+        #expect(((misses.first?["nearest"] as? [[String: Any]])?.first?["url"] as? String) == "/users/1")
+        let unusedSummary = try await Self.admin(port, "DELETE", "/__kakapo/sessions/\(second)")
+        #expect(unusedSummary.json["replayed"] as? Int == 1)
+        #expect((unusedSummary.json["unused"] as? [Any])?.isEmpty == true)
+        let thirdSummary = try await Self.admin(port, "DELETE", "/__kakapo/sessions/\(third)")
+        #expect(thirdSummary.json["recorded"] as? Int == 1)
+        #expect(FileManager.default.fileExists(atPath: directory + "/orders/list.json"))
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    @Test("proxy credentials name the session, and never reach the upstream or the cassette")
+    func proxyCredentials() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream, forward: true)
+        let opened = try await Self.admin(proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "proxied.json"}"#)
+        let url = try #require(opened.json["proxy"] as? String)
+        let id = try #require(opened.json["id"] as? String)
+        let recorded = try await Self.curl(["--proxy", url, "\(upstream.baseURL)/through/proxy"])
+        #expect(recorded.status == 200)
+        #expect(recorded.body == "GET /through/proxy")
+        #expect(upstream.received.count == 1)
+        #expect(upstream.received.first?.headers["Proxy-Authorization"] == nil)
+        _ = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        let file = try String(contentsOfFile: directory + "/proxied.json", encoding: .utf8)
+        #expect(file.contains("/through/proxy"))
+        #expect(!file.lowercased().contains("proxy-authorization"))
+
+        // Replayed through the same kind of proxy URL with the upstream gone.
+        await upstream.stop()
+        let replay = try await Self.admin(
+            proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "proxied.json", "mode": "none"}"#)
+        let replayURL = try #require(replay.json["proxy"] as? String)
+        let replayed = try await Self.curl(["--proxy", replayURL, "\(upstream.baseURL)/through/proxy"])
+        #expect(replayed.headers["x-kakapo-source"] == "cassette")
+        #expect(replayed.body == "GET /through/proxy")
+        await proxy.stop()
+    }
+
+    @Test("an unknown session id answers 404 naming it, never the default cassette")
+    func unknownSession() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let byHeader = try await Self.curl([
+            "-H", "X-Kakapo-Session: 0123456789abcdef", "http://127.0.0.1:\(proxy.port)/x",
+        ])
+        #expect(byHeader.status == 404)
+        #expect(byHeader.body.contains("0123456789abcdef"))
+        let byProxy = try await Self.curl([
+            "--proxy", "http://feedfacefeedface:@127.0.0.1:\(proxy.port)", "\(upstream.baseURL)/x",
+        ])
+        #expect(byProxy.status == 404)
+        #expect(byProxy.body.contains("feedfacefeedface"))
+        let deleted = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/0123456789abcdef")
+        #expect(deleted.status == 404)
+        #expect((deleted.json["error"] as? String)?.contains("0123456789abcdef") == true)
+        #expect(upstream.received.isEmpty)
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    @Test("a cassette path that leaves the directory, or a bad member, is refused with 400 naming it")
+    func refusals() async throws {
+        let root = try Fixtures.temporaryDirectory()
+        let directory = root + "/cassettes"
+        try FileManager.default.createDirectory(atPath: directory + "/inside", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/outside", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/link", withDestinationPath: root + "/outside")
+        try FileManager.default.createSymbolicLink(
+            atPath: directory + "/inside/file.json", withDestinationPath: root + "/outside/file.json")
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let cases: [(String, String)] = [
+            (#"{"cassette": "../escape.json"}"#, "../escape.json"),
+            (#"{"cassette": "a/../../escape.json"}"#, "a/../../escape.json"),
+            (#"{"cassette": "/tmp/escape.json"}"#, "/tmp/escape.json"),
+            (#"{"cassette": "link/escape.json"}"#, "link/escape.json"),
+            (#"{"cassette": "inside/file.json"}"#, "inside/file.json"),
+            (#"{"cassette": "ok.json", "mode": "sometimes"}"#, "\"mode\""),
+            (#"{"cassette": "ok.json", "strict": "yes"}"#, "\"strict\""),
+            (#"{"cassette": "ok.json", "match": {"ignoreBodyFields": ["id"]}}"#, "match.ignoreBodyFields"),
+            (#"{"cassette": "ok.json", "match": {"ignoreQuery": "page"}}"#, "match.ignoreQuery"),
+            (#"{"cassette": "ok.json", "colour": "blue"}"#, "colour"),
+            (#"{"mode": "none"}"#, "\"cassette\""),
+            (#"["ok.json"]"#, "object"),
+        ]
+        for (body, named) in cases {
+            let refused = try await Self.admin(proxy.port, "POST", "/__kakapo/sessions", body)
+            #expect(refused.status == 400, "\(body)")
+            #expect((refused.json["error"] as? String)?.contains(named) == true, "\(body): \(refused.json)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/outside").isEmpty)
+        let listed = try await Self.admin(proxy.port, "GET", "/__kakapo/sessions")
+        #expect((listed.json["sessions"] as? [Any])?.isEmpty == true)
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    @Test("a session left idle ends by itself and its recordings are saved")
+    func idleExpiry() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream, timeout: 4)
+        let id = try await Self.open(proxy.port, #"{"cassette": "idle.json"}"#)
+        // In process (no curl to start), so the request comes well within the timeout on a loaded machine.
+        let recorded = try await proxy.client.send(.get, "/idle", headers: ["X-Kakapo-Session": id])
+        #expect(recorded.status == 200, "\(recorded.text)")
+        var open = true
+        for _ in 0..<600 where open {
+            try await Task.sleep(for: .milliseconds(50))
+            let listed = try await Self.admin(proxy.port, "GET", "/__kakapo/sessions")
+            open = (listed.json["sessions"] as? [Any])?.isEmpty == false
+        }
+        #expect(!open)
+        let file = try String(contentsOfFile: directory + "/idle.json", encoding: .utf8)
+        #expect(file.contains("/idle"))
+        let after = try await Self.curl(["-H", "X-Kakapo-Session: \(id)", "http://127.0.0.1:\(proxy.port)/idle"])
+        #expect(after.status == 404)
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    @Test("the sessions endpoints follow the admin token rule")
+    func adminToken() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let proxy = try await Self.server(directory, upstream: nil, token: "session-token-1")
+        let refused = try await Self.admin(proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "a.json"}"#)
+        #expect(refused.status == 401)
+        let listRefused = try await Self.admin(proxy.port, "GET", "/__kakapo/sessions")
+        #expect(listRefused.status == 401)
+        // No upstream: only replay, and replay needs the file.
+        let missing = try await Self.admin(
+            proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "a.json", "mode": "new"}"#,
+            token: "session-token-1")
+        #expect(missing.status == 400)
+        #expect((missing.json["error"] as? String)?.contains("upstream") == true)
+        await proxy.stop()
+    }
+}
