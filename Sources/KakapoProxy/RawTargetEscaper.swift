@@ -1,5 +1,13 @@
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Escapes raw non-ASCII bytes in request targets (`GET /café?q=é`) as `%XX` with upper-case hex (RFC 3986
 /// 2.1) before NIO's HTTP parser sees them: that parser is built strict and answers any byte past 0x7F in a
 /// URL with "invalid URL", while curl sends a query's UTF-8 raw and escapes only the path. Matching treats
@@ -11,6 +19,9 @@ import NIOCore
 /// anything else (`Transfer-Encoding`, `Upgrade`, `CONNECT`, conflicting lengths, a header line past
 /// `headerLineLimit`), it passes every later byte of the connection through untouched, so a body or a
 /// tunnel is never rewritten; the parser judges what follows as it always did.
+///
+/// It runs on every connection, so header lines are not read byte by byte: it jumps to each line's end
+/// (`memchr`) and copies at most `headerLineLimit` bytes of it (tools/bench-escaper measures this).
 final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -36,6 +47,8 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
     /// The header line being read, up to `headerLineLimit` bytes, and whether it was longer.
     private var line: [UInt8] = []
     private var lineTooLong = false
+    /// How many bytes of the header line being read are kept (at most `headerLineLimit`).
+    var keptHeaderBytes: Int { line.count }
     private var contentLength: Int?
     /// The request's framing is something this handler does not follow.
     private var unfollowable = false
@@ -47,45 +60,67 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        let buffer = unwrapInboundIn(data)
-        let bytes = buffer.readableBytesView
+        guard let escaped = escaping(unwrapInboundIn(data), allocator: context.channel.allocator) else {
+            context.fireChannelRead(data)
+            return
+        }
+        context.fireChannelRead(wrapInboundOut(escaped))
+    }
+
+    /// One read of the connection: the bytes with their request lines escaped, or nil when they pass as
+    /// they are (always so once framing is not followed).
+    func escaping(_ buffer: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        if case .passThrough = state { return nil }
+        return buffer.withUnsafeReadableBytes { scan($0, allocator: allocator) }
+    }
+
+    /// Follows `bytes` (one read) through the states; returns them with their request lines escaped, or
+    /// nil when nothing needed escaping.
+    private func scan(_ bytes: UnsafeRawBufferPointer, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
         var escaped: ByteBuffer?
-        var copied = bytes.startIndex
-        var index = bytes.startIndex
-        scan: while index < bytes.endIndex {
+        var copied = 0
+        var index = 0
+        scan: while index < end {
             switch state {
             case .passThrough:
                 break scan
             case .body(let remaining):
-                let step = min(remaining, bytes.endIndex - index)
+                let step = min(remaining, end - index)
                 index += step
                 if remaining == step { startRequest() } else { state = .body(remaining: remaining - step) }
             case .requestLine:
                 let byte = bytes[index]
                 if byte >= 0x80 {
-                    if escaped == nil { escaped = context.channel.allocator.buffer(capacity: bytes.count + 32) }
-                    escaped!.writeBytes(bytes[copied..<index])
+                    if escaped == nil { escaped = allocator.buffer(capacity: end + 32) }
+                    escaped!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[copied..<index]))
                     Self.writeEscape(byte, to: &escaped!)
                     copied = index + 1
                 }
                 readRequestLine(byte)
                 index += 1
             case .headers:
-                readHeaders(bytes[index])
-                index += 1
+                let found = memchr(base + index, Int32(UInt8(ascii: "\n")), end - index)
+                let stop = found.map { base.distance(to: UnsafeRawPointer($0)) } ?? end
+                keep(UnsafeRawBufferPointer(rebasing: bytes[index..<stop]))
+                index = stop
+                if found != nil {
+                    endHeaderLine()
+                    index += 1
+                }
             }
         }
-        guard var escaped else {
-            context.fireChannelRead(data)
-            return
-        }
-        escaped.writeBytes(bytes[copied..<bytes.endIndex])
-        context.fireChannelRead(wrapInboundOut(escaped))
+        guard var escaped else { return nil }
+        escaped.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[copied..<end]))
+        return escaped
     }
 
     private static func writeEscape(_ byte: UInt8, to buffer: inout ByteBuffer) {
-        let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
-        buffer.writeBytes([UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
+        buffer.writeInteger(UInt8(ascii: "%"))
+        buffer.writeInteger(hex(byte >> 4))
+        buffer.writeInteger(hex(byte & 0x0F))
     }
 
     private func startRequest() {
@@ -122,15 +157,18 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func readHeaders(_ byte: UInt8) {
-        guard byte == UInt8(ascii: "\n") else {
-            if line.count < Self.headerLineLimit {
-                line.append(byte)
-            } else {
-                lineTooLong = true
-            }
-            return
+    /// Keeps what fits of a piece of the header line being read (no line break in it).
+    private func keep(_ piece: UnsafeRawBufferPointer) {
+        let room = Self.headerLineLimit - line.count
+        if piece.count > room {
+            line.append(contentsOf: piece.prefix(room))
+            lineTooLong = true
+        } else {
+            line.append(contentsOf: piece)
         }
+    }
+
+    private func endHeaderLine() {
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         if line.isEmpty && !lineTooLong {
             endOfHeaders()
@@ -141,20 +179,33 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
         lineTooLong = false
     }
 
+    private static let contentLength = Array("content-length".utf8)
+    private static let transferEncoding = Array("transfer-encoding".utf8)
+    private static let upgrade = Array("upgrade".utf8)
+
+    /// Whether the line starts with `name` (lower case) then a colon, letters compared in any case.
+    private func lineNames(_ name: [UInt8]) -> Bool {
+        guard line.count > name.count, line[name.count] == UInt8(ascii: ":") else { return false }
+        for offset in 0..<name.count {
+            var byte = line[offset]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if byte != name[offset] { return false }
+        }
+        return true
+    }
+
     /// Notes what the header line says about framing.
     private func readField() {
-        // Most fields are none of the three: their names' lengths tell, with no copy.
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon == 7 || colon == 14 || colon == 17 else {
-            return
-        }
-        let name = line[..<colon].map { $0 | 0x20 }
-        let framing: [String] = ["content-length", "transfer-encoding", "upgrade"]
-        guard let field = framing.first(where: { $0.utf8.elementsEqual(name) }) else { return }
-        guard field == "content-length", !lineTooLong else {
+        if lineNames(Self.transferEncoding) || lineNames(Self.upgrade) {
             unfollowable = true
             return
         }
-        let value = line[line.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
+        guard lineNames(Self.contentLength) else { return }
+        guard !lineTooLong else {
+            unfollowable = true
+            return
+        }
+        let value = line[(Self.contentLength.count + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
         let digits = value.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
         guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             unfollowable = true
