@@ -76,14 +76,21 @@ enum HARResponseContent {
     }
 
     /// Kakapo's `_chunks`: `[{"offsetMs": 0, "text": "..."}, {"offsetMs": 12.5, "text": "...", "encoding": "base64"}]`.
+    /// The offsets may not decrease: each piece is sent that long after the answer began, in order.
     private static func chunks(_ list: HARImport.Node) throws -> [ResponseChunk] {
-        try list.array().map { entry in
+        var previous = 0.0
+        return try list.array().map { entry in
             let offsetNode = try entry.member("offsetMs")
             let offset = try offsetNode.number()
             guard offset >= 0, offset <= Double(CassetteCodec.largestMilliseconds) else {
                 throw offsetNode.failure(
                     "expected milliseconds from 0 to \(CassetteCodec.largestMilliseconds) (a week), not \(offset)")
             }
+            guard offset >= previous else {
+                throw offsetNode.failure(
+                    "expected milliseconds no earlier than the piece before (\(previous)), not \(offset)")
+            }
+            previous = offset
             let text = try entry.member("text").string()
             let bytes = try HARImport.body(text, encoding: entry.optional("encoding")?.string(), at: entry)
             return ResponseChunk(offsetMilliseconds: offset, bytes: bytes)
