@@ -15,13 +15,15 @@ struct HTTPConnectionSettings: Sendable {
     /// Adds the HTTP/1.1 server handlers at the end of the pipeline; requests read through them are
     /// addressed to `origin` (set inside a tunnel).
     func addHTTPHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations, timeouts: ConnectionTimeoutHandler?, origin: String?
+        to pipeline: ChannelPipeline.SynchronousOperations, timeouts: ConnectionTimeoutHandler?, origin: String?,
+        session: String? = nil
     ) throws {
         try pipeline.addHandler(RawTargetEscaper())
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
-        try pipeline.addHandler(HTTPServerHandler(settings: self, timeouts: timeouts, origin: origin))
+        try pipeline.addHandler(
+            HTTPServerHandler(settings: self, timeouts: timeouts, origin: origin, session: session))
     }
 
     /// Takes out every handler `addHTTPHandlers` added, so the connection carries raw bytes again.

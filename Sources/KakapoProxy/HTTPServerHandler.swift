@@ -29,6 +29,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let timeouts: ConnectionTimeoutHandler?
     /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
     private let origin: String?
+    /// The cassette session every request on this connection belongs to (a decrypted tunnel opened by a
+    /// `CONNECT` that named one); each request carries it as `X-Kakapo-Session`.
+    private let session: String?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var rejected = false
@@ -58,7 +61,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         return answer
     }
 
-    init(settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?) {
+    init(settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?, session: String? = nil)
+    {
+        self.session = session
         self.settings = settings
         self.pipeline = settings.pipeline
         self.tracker = settings.tracker
@@ -225,6 +230,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         var addressed = HTTPRequest(
             method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body,
             origin: origin)
+        if let session { addressed.headers.replaceOrAdd(name: "X-Kakapo-Session", value: session) }
         if origin == nil, settings.forward != nil, !head.uri.hasPrefix("/") {
             // Absolute form, as clients send a forward proxy.
             guard let split = RequestOrigin.split(absoluteURL: head.uri) else {
@@ -433,6 +439,22 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             refuseTunnelToSelf(head.uri, context: context)
             return
         }
+        // A CONNECT that names a cassette session (proxy credentials) gives it the whole decrypted tunnel.
+        var session: String?
+        if let sessions = pipeline.sessions {
+            let probe = HTTPRequest(
+                method: .get, target: "/",
+                headers: KakapoHTTP.HTTPHeaders(
+                    head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) }))
+            session = SessionRegistry.sessionID(in: probe)
+            if let id = session, !sessions.isOpen(id) {
+                answerConnect(
+                    with:
+                        "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)",
+                    status: .notFound, context: context)
+                return
+            }
+        }
         if forward.intercepts(host), let interception = forward.interception {
             let channel = context.channel
             do {
@@ -442,13 +464,19 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 HTTPConnectionSettings.removeHTTPHandlers(from: operations)
                 channel.writeAndFlush(HTTPServerHandler.connectionEstablished, promise: nil)
                 try operations.addHandler(tls)
-                try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: tunnelOrigin)
+                try settings.addHTTPHandlers(
+                    to: operations, timeouts: timeouts, origin: tunnelOrigin, session: session)
                 pipeline.logger.debug("CONNECT \(host):\(port): decrypting")
             } catch {
                 pipeline.logger.error("CONNECT \(host):\(port): cannot set up TLS: \(error)")
                 channel.close(promise: nil)
             }
             return
+        }
+        if let session {
+            pipeline.logger.warning(
+                "CONNECT \(host):\(port) for session \(session): not intercepted (--intercept), so its tunnel is blind and nothing in it is recorded or replayed"
+            )
         }
         openBlindTunnel(
             to: host, port: port, timeout: forward.tunnelConnectTimeout, listening: listening, context: context)

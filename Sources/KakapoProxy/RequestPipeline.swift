@@ -259,7 +259,7 @@ public final class RequestPipeline: Sendable {
     /// admin request), so a large upload costs no memory.
     func streamsBody(of request: HTTPRequest) -> Bool {
         configuration.mode == .passthrough && upstream != nil
-            && !Self.isAdmin(request) && !(sessions?.namesSession(request) ?? false)
+            && !Self.isAdmin(request) && sessions == nil
             && !routes.hasRoutes && !stubs.hasRoutes && !resources.registry.hasRoutes && !resources.hasCollections
     }
 

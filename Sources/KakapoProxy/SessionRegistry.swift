@@ -91,6 +91,9 @@ final class SessionRegistry: Sendable {
         case unknown(String)
     }
 
+    /// Whether a session with this id is open.
+    func isOpen(_ id: String) -> Bool { state.withLock { $0.sessions[id] != nil } }
+
     /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
     /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
     func select(_ request: inout HTTPRequest) -> Selection {
@@ -101,9 +104,6 @@ final class SessionRegistry: Sendable {
         session.touch()
         return .session(session)
     }
-
-    /// Whether `request` names a session (open or not).
-    func namesSession(_ request: HTTPRequest) -> Bool { Self.sessionID(in: request) != nil }
 
     /// The session id a request carries; nil when it carries none.
     static func sessionID(in request: HTTPRequest) -> String? {

@@ -1,0 +1,107 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// `kakapo serve --cassette-dir`: cassette sessions with the built binary, curl, and an HTTPS upstream
+/// reached through `CONNECT` (the HTTPS tests run one at a time: they start several processes).
+@Suite("Command line: cassette sessions", .serialized)
+struct SessionCLITests {
+    /// curl with `arguments`: exit status, body, and the `X-Kakapo-Source` of the answer.
+    static func curl(_ arguments: [String]) async throws -> (status: Int32, body: String, source: String?) {
+        let headers = try Fixtures.temporaryDirectory() + "/headers.txt"
+        let result = try await KakapoProcess.run(
+            ["-sS", "--max-time", "20", "-D", headers] + arguments, executable: "/usr/bin/curl")
+        let headerText = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+        let source = headerText.split(separator: "\r\n").last { $0.lowercased().hasPrefix("x-kakapo-source:") }
+            .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces) }
+        return (result.status, result.output + result.error, source)
+    }
+
+    /// Opens a session on the Kakapo at `port` and returns the answer as a dictionary.
+    static func open(_ port: Int, _ body: String) async throws -> [String: Any] {
+        let answer = try await curl([
+            "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
+            "http://127.0.0.1:\(port)/__kakapo/sessions",
+        ])
+        return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// An HTTPS upstream: the binary serving a route with `--tls`, under a CA of its own.
+    static func httpsUpstream(in directory: String) async throws -> (process: KakapoProcess, port: Int, ca: String) {
+        let routes = directory + "/upstream.routes.yaml"
+        try """
+        routes:
+          - method: GET
+            path: /hello/:name
+            response:
+              json: {hello: "{{params.name}}"}
+        """.write(toFile: routes, atomically: true, encoding: .utf8)
+        let process = try KakapoProcess([
+            "serve", "--routes", routes, "--tls", "--ca-dir", directory + "/upstream-ca", "--port", "0",
+        ])
+        return (process, try await process.waitUntilListening(), directory + "/upstream-ca/kakapo-ca.pem")
+    }
+
+    @Test(
+        "a session owns a CONNECT tunnel to an HTTPS upstream; kill -9 loses nothing it recorded; the next open replays it"
+    )
+    func connectAndRecovery() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassettes = directory + "/cassettes"
+        try FileManager.default.createDirectory(atPath: cassettes, withIntermediateDirectories: true)
+        let upstream = try await Self.httpsUpstream(in: directory)
+        let arguments = [
+            "serve", "--proxy", "--cassette-dir", cassettes, "--ca-dir", directory + "/ca", "--upstream-ca",
+            upstream.ca, "--port", "0",
+        ]
+        let kakapoCA = directory + "/ca/kakapo-ca.pem"
+        let recorder = try KakapoProcess(arguments)
+        let port = try await recorder.waitUntilListening()
+        let session = try await Self.open(port, #"{"cassette": "tls/hello.json", "mode": "new"}"#)
+        let proxy = try #require(session["proxy"] as? String)
+        let target = "https://localhost:\(upstream.port)/hello/kea"
+        let recorded = try await Self.curl(["--proxy", proxy, "--cacert", kakapoCA, target])
+        #expect(recorded.status == 0, "\(recorded.body)")
+        #expect(recorded.body == #"{"hello":"kea"}"#)
+        #expect(recorded.source == "upstream")
+        // A tunnel for a session nobody opened is refused at CONNECT.
+        let unknown = try await Self.curl([
+            "--proxy", "http://0000000000000000:@127.0.0.1:\(port)", "--cacert", kakapoCA, target,
+        ])
+        #expect(unknown.status != 0)
+        #expect(unknown.body.contains("404"))
+        recorder.send(SIGKILL)
+        _ = try await recorder.waitForExit()
+        upstream.process.send(SIGTERM)
+        _ = try await upstream.process.waitForExit()
+
+        // The journal the killed run left is folded in when the next session opens the file.
+        let replayer = try KakapoProcess(arguments)
+        let replayPort = try await replayer.waitUntilListening()
+        let replay = try await Self.open(replayPort, #"{"cassette": "tls/hello.json", "mode": "none"}"#)
+        let replayProxy = try #require(replay["proxy"] as? String, "\(replay)")
+        let replayed = try await Self.curl(["--proxy", replayProxy, "--cacert", kakapoCA, target])
+        #expect(replayed.body == #"{"hello":"kea"}"#)
+        #expect(replayed.source == "cassette")
+        let saved = try String(contentsOfFile: cassettes + "/tls/hello.json", encoding: .utf8)
+        #expect(saved.contains("https://localhost:\(upstream.port)/hello/kea"))
+        #expect(!saved.lowercased().contains("proxy-authorization"))
+        replayer.send(SIGINT)
+        #expect(try await replayer.waitForExit() == 0)
+        // Folded from the journal when the kill came before the background save, already in the file if not.
+        #expect(!FileManager.default.fileExists(atPath: cassettes + "/tls/hello.json.journal"))
+    }
+
+    @Test("--session-timeout out of range and a missing --cassette-dir are refused, naming the flag")
+    func flags() async throws {
+        let zero = try await KakapoProcess.run(["serve", "--cassette-dir", "/tmp", "--session-timeout", "0"])
+        #expect(zero.status == 2)
+        #expect(zero.error.contains("--session-timeout"))
+        let missing = try await KakapoProcess.run([
+            "serve", "--cassette-dir", "/nonexistent/kakapo-sessions", "--port", "0",
+        ])
+        #expect(missing.status == 3)
+        #expect(missing.error.contains("--cassette-dir /nonexistent/kakapo-sessions"))
+    }
+}
