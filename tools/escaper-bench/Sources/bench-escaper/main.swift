@@ -23,7 +23,8 @@ func requests(_ count: Int) -> [UInt8] {
         let target = index % 8 == 0 ? "/search?q=café&page=\(index)" : "/api/users/\(index)?include=posts"
         var head = "\(body.isEmpty ? "GET" : "POST") \(target) HTTP/1.1\r\n"
         head += "Host: api.example.test:8080\r\n"
-        head += "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n"
+        head +=
+            "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n"
         head += "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8\r\n"
         head += "Accept-Language: en-GB,en;q=0.9,fr;q=0.8\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n"
         head += "Connection: keep-alive\r\nCache-Control: no-cache\r\nPragma: no-cache\r\n"
