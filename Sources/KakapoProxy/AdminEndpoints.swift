@@ -167,7 +167,8 @@ enum AdminEndpoints {
         let body = request.body
         if path == sessionsPath {
             switch method {
-            case .post: return (sessions.queue, { answer(sessions.open(body)) })
+            case .post:
+                return (sessions.queue, { answer(sessions.open(body, ownStore: { pipeline.freshFileResources() })) })
             case .get: return (sessions.queue, { answer(.json(["sessions": sessions.listing], status: 200)) })
             default: return nil
             }

@@ -31,6 +31,8 @@ public final class RequestPipeline: Sendable {
     let staleReplays = Mutex<Set<Int>>([])
     /// The folder that file names in routes added through the admin API are relative to.
     let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
+    /// The routes-file resources in force with their seeds, to make a session's own Store from.
+    private let fileResources = Mutex<[(ResourceDefinition, seed: [JSONObject])]>([])
     /// Recorded answers prepared for the wire, by position in the cassette.
     private let replies = PreparedReplies()
     /// Where miss reports are made, one at a time, away from the event loops.
@@ -110,7 +112,7 @@ public final class RequestPipeline: Sendable {
             answer(request, with: resource, source: .store, completion: completion)
             return
         }
-        switch resources.answerCollection(request) {
+        switch (testSession?.store ?? resources).answerCollection(request) {
         case .now(let response)?:
             completion(ProxyAnswer(response: response, source: .store))
             return
@@ -400,7 +402,15 @@ public final class RequestPipeline: Sendable {
         }
         stubs.replaceFileRoutes(definition.routes)
         resources.replaceCollections(resolved)
+        fileResources.withLock { $0 = resolved }
         if let directory { runtimeDirectory.withLock { $0 = directory } }
+    }
+
+    /// The routes-file resources seeded afresh, in memory, for a session with its own Store.
+    func freshFileResources() -> StoreResources {
+        let store = StoreResources()
+        store.replaceCollections(fileResources.withLock { $0 })
+        return store
     }
 
     private func recordedSeed(_ resource: ResourceDefinition, method: HTTPMethod, target: String) throws(RoutesError)

@@ -121,7 +121,8 @@ final class SessionRegistry: Sendable {
 
     /// Opens a session as `POST /__kakapo/sessions` asks: 201 with its id and how to use it, 400 naming
     /// what is wrong, 409 when another open session records into the same file.
-    func open(_ body: [UInt8]) -> HTTPResponse {
+    /// `ownStore` makes the routes-file resources afresh, for a session that asks for its own Store.
+    func open(_ body: [UInt8], ownStore: () -> StoreResources) -> HTTPResponse {
         let request: SessionRequest
         do {
             request = try SessionRequest(body, defaultMode: defaultMode, defaultMatching: defaultMatching)
@@ -170,7 +171,7 @@ final class SessionRegistry: Sendable {
         if let refusal { return refusal }
         let session: TestSession
         do {
-            session = try makeSession(request, path: path, mode: mode)
+            session = try makeSession(request, path: path, mode: mode, store: request.ownStore ? ownStore() : nil)
         } catch {
             if mode.records { _ = state.withLock { $0.recording.remove(path) } }
             let status = error.code == .locked ? 409 : 400
@@ -188,7 +189,8 @@ final class SessionRegistry: Sendable {
         return response
     }
 
-    private func makeSession(_ request: SessionRequest, path: String, mode: ProxyMode) throws(CassetteError)
+    private func makeSession(_ request: SessionRequest, path: String, mode: ProxyMode, store: StoreResources?)
+        throws(CassetteError)
         -> TestSession
     {
         // A recording that was killed left its last interactions in the journal: they go in first.
@@ -204,7 +206,8 @@ final class SessionRegistry: Sendable {
             onSaveError: { error in logger.error("cannot save the cassette: \(error)") })
         if mode.records { try session.startAutosave() }
         return TestSession(
-            id: Self.newID(), name: request.cassette, mode: mode, strict: request.strict, cassette: session)
+            id: Self.newID(), name: request.cassette, mode: mode, strict: request.strict, cassette: session,
+            store: store)
     }
 
     /// Ends session `id` as `DELETE /__kakapo/sessions/{id}` asks: saves what it recorded and answers its

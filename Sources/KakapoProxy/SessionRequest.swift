@@ -11,6 +11,8 @@ struct SessionRequest {
     var cassette: String
     var mode: ProxyMode
     var strict = false
+    /// `"store": "own"`: the routes-file resources seeded afresh for this session alone.
+    var ownStore = false
     var matching: MatchOptions
 
     struct Invalid: Error {
@@ -30,7 +32,7 @@ struct SessionRequest {
         let known: Set<String> = ["cassette", "mode", "strict", "match", "store"]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(
-                message: "unknown member \"\(unknown.prefix(64))\" (expected cassette, mode, strict, match)")
+                message: "unknown member \"\(unknown.prefix(64))\" (expected cassette, mode, strict, match, store)")
         }
         guard case .string(let cassette)? = object["cassette"], !cassette.isEmpty else {
             throw Invalid(
@@ -58,9 +60,13 @@ struct SessionRequest {
         default: throw Invalid(message: "\"strict\" must be true or false")
         }
         switch object["store"] {
-        case nil, .null?: break
+        case nil, .null?, .string("shared")?: break
+        case .string("own")?: ownStore = true
         default:
-            throw Invalid(message: "\"store\" is not supported yet: sessions share the server's Store")
+            throw Invalid(
+                message:
+                    "\"store\" must be \"own\" (the routes-file resources seeded afresh for this session) or \"shared\""
+            )
         }
         matching = defaultMatching
         switch object["match"] {

@@ -16,6 +16,8 @@ final class TestSession: Sendable {
     let mode: ProxyMode
     let strict: Bool
     let cassette: CassetteSession
+    /// The session's own routes-file resources (`"store": "own"`); nil shares the server's.
+    let store: StoreResources?
     /// Recorded answers prepared for the wire, for this session's cassette.
     let replies = PreparedReplies(limit: 1024)
     private let state = Mutex(State())
@@ -27,7 +29,11 @@ final class TestSession: Sendable {
         var missCount = 0
     }
 
-    init(id: String, name: String, mode: ProxyMode, strict: Bool, cassette: CassetteSession) {
+    init(
+        id: String, name: String, mode: ProxyMode, strict: Bool, cassette: CassetteSession,
+        store: StoreResources? = nil
+    ) {
+        self.store = store
         self.id = id
         self.name = name
         self.mode = mode
@@ -63,6 +69,7 @@ final class TestSession: Sendable {
     var listing: JSONValue {
         .object([
             "id": .string(id), "cassette": .string(name), "mode": .string(mode.rawValue), "strict": .bool(strict),
+            "store": .string(store == nil ? "shared" : "own"),
         ])
     }
 

@@ -262,4 +262,37 @@ struct SessionTests {
         #expect((missing.json["error"] as? String)?.contains("upstream") == true)
         await proxy.stop()
     }
+
+    @Test("a session with \"store\": \"own\" gets the routes-file resources seeded afresh, seeing no one else's writes")
+    func ownStore() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        try #"{"version": 1, "interactions": []}"#.write(
+            toFile: directory + "/empty.json", atomically: true, encoding: .utf8)
+        var configuration = ProxyConfiguration()
+        configuration.sessionDirectory = directory
+        let proxy = try await ProxyHarness.serving(
+            routes: #"{"resources": [{"path": "/todos", "seed": [{"id": 1, "title": "seeded"}]}]}"#, configuration)
+        let own = try await Self.open(proxy.port, #"{"cassette": "empty.json", "mode": "none", "store": "own"}"#)
+        let other = try await Self.open(proxy.port, #"{"cassette": "empty.json", "mode": "none", "store": "own"}"#)
+        let shared = try await Self.open(proxy.port, #"{"cassette": "empty.json", "mode": "none"}"#)
+        let created = try await Self.curl([
+            "-H", "X-Kakapo-Session: \(own)", "-H", "Content-Type: application/json", "--data",
+            #"{"id": 2, "title": "mine"}"#, "http://127.0.0.1:\(proxy.port)/todos",
+        ])
+        #expect(created.status == 201, "\(created.body)")
+        func titles(_ session: String?) async throws -> Int {
+            let headers = session.map { ["-H", "X-Kakapo-Session: \($0)"] } ?? []
+            let list = try await Self.curl(headers + ["http://127.0.0.1:\(proxy.port)/todos"])
+            return list.body.components(separatedBy: "\"title\"").count - 1
+        }
+        #expect(try await titles(own) == 2)
+        #expect(try await titles(other) == 1)
+        #expect(try await titles(shared) == 1)
+        #expect(try await titles(nil) == 1)
+        let refused = try await Self.admin(
+            proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "empty.json", "mode": "none", "store": "mine"}"#)
+        #expect(refused.status == 400)
+        #expect((refused.json["error"] as? String)?.contains("\"store\"") == true)
+        await proxy.stop()
+    }
 }
