@@ -1,0 +1,197 @@
+"""pytest-kakapo through pytester: real kakapo processes, a real local API, real clients."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+CLIENTS = '''
+import os, subprocess
+import httpx, pytest, requests
+
+API = os.environ["API"]
+
+@pytest.mark.kakapo
+def test_requests():
+    assert requests.get(API + "/users/1", timeout=30).json() == {"path": "/users/1"}
+
+@pytest.mark.kakapo
+def test_httpx():
+    assert httpx.get(API + "/users/2", timeout=30).json() == {"path": "/users/2"}
+
+def test_curl(kakapo):
+    out = subprocess.run(["curl", "-sSf", API + "/users/3"], capture_output=True, check=True).stdout
+    assert out == b'{"path": "/users/3"}'
+    assert kakapo.count("GET", "/users/:id") == 1
+    assert kakapo.session_id and kakapo.proxy.startswith("http://" + kakapo.session_id + ":@127.0.0.1:")
+'''
+
+
+def test_records_requests_httpx_and_curl_then_replays_with_the_api_stopped(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=3)
+    assert api.hits == 3
+    for name in ("test_requests", "test_httpx", "test_curl"):
+        cassette = pytester.path / "cassettes" / "test_api" / f"{name}.json"
+        assert cassette.is_file(), cassette
+    api.stop()
+    replay = pytester.runpytest_subprocess()
+    replay.assert_outcomes(passed=3)
+
+
+def test_a_miss_fails_the_test_with_kakapos_report(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    pytester.runpytest_subprocess("-k", "requests").assert_outcomes(passed=1, deselected=2)
+    api.stop()
+    pytester.makepyfile(
+        test_api='''
+import os, requests, pytest
+@pytest.mark.kakapo
+def test_requests():
+    requests.get(os.environ["API"] + "/users/9", timeout=30)
+'''
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)  # a failure, not an error
+    result.stdout.fnmatch_lines(
+        [
+            "*Kakapo: 1 request(s) missed cassette*test_requests.json (mode none*",
+            "*GET http://127.0.0.1:*/users/9",
+            "*nearest: #0 GET http://127.0.0.1:*/users/1",
+            "*path: /users/9 here, /users/1 recorded*",
+        ]
+    )
+
+
+def test_mode_none_with_no_cassette_fails_and_records_nothing(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    result = pytester.runpytest_subprocess("--kakapo-record", "none", "-k", "requests")
+    result.assert_outcomes(errors=1, deselected=2)
+    result.stdout.fnmatch_lines(["*mode none replays only, and cassette *test_requests.json does not exist*"])
+    assert api.hits == 0
+    assert not (pytester.path / "cassettes" / "test_api" / "test_requests.json").exists()
+
+
+def test_once_records_the_first_time_and_only_replays_after(pytester: pytest.Pytester, api, monkeypatch) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    monkeypatch.setenv("KAKAPO_RECORD", "once")
+    pytester.runpytest_subprocess("-k", "requests").assert_outcomes(passed=1, deselected=2)
+    assert api.hits == 1
+    # the upstream is still up, yet the second run replays and a new request misses
+    pytester.runpytest_subprocess("-k", "requests").assert_outcomes(passed=1, deselected=2)
+    assert api.hits == 1
+    pytester.makepyfile(
+        test_api='''
+import os, requests, pytest
+@pytest.mark.kakapo
+def test_requests():
+    requests.get(os.environ["API"] + "/users/1", timeout=30)
+    requests.get(os.environ["API"] + "/other", timeout=30)
+'''
+    )
+    pytester.runpytest_subprocess().assert_outcomes(failed=1)
+    assert api.hits == 1
+
+
+def test_two_xdist_workers_each_with_its_own_kakapo(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(
+        test_many='''
+import os, requests, pytest
+@pytest.mark.kakapo
+@pytest.mark.parametrize("n", range(8))
+def test_user(n):
+    assert requests.get(os.environ["API"] + f"/users/{n}", timeout=30).json() == {"path": f"/users/{n}"}
+'''
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=8)
+    files = sorted(p.name for p in (pytester.path / "cassettes" / "test_many").iterdir())
+    assert files == [f"test_user_{n}.json" for n in range(8)]
+    for n in range(8):
+        recorded = json.loads((pytester.path / "cassettes" / "test_many" / f"test_user_{n}.json").read_text())
+        assert f"/users/{n}" in json.dumps(recorded)
+    api.stop()
+    pytester.runpytest_subprocess("-n", "2", "-p", "xdist").assert_outcomes(passed=8)
+
+
+def test_parametrised_ids_are_file_safe_and_cassette_names_one(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(
+        test_names='''
+import os, requests, pytest
+@pytest.mark.kakapo
+@pytest.mark.parametrize("who", ["a/b c", "../x"])
+def test_who(who):
+    requests.get(os.environ["API"] + "/who", timeout=30)
+
+@pytest.mark.kakapo(cassette="shared/login.json")
+def test_named():
+    requests.get(os.environ["API"] + "/login", timeout=30)
+'''
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=3)
+    names = sorted(p.name for p in (pytester.path / "cassettes" / "test_names").iterdir())
+    assert names == ["test_who_.._x.json", "test_who_a_b_c.json"]
+    assert (pytester.path / "cassettes" / "shared" / "login.json").is_file()
+
+
+def test_environment_is_set_during_the_test_and_put_back(pytester: pytest.Pytester, api, monkeypatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://before.invalid:1")
+    monkeypatch.setenv("NO_PROXY", "before.invalid")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/before.pem")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    pytester.makepyfile(
+        test_env='''
+import os, pytest
+@pytest.mark.kakapo(ignore_hosts=["db.local"])
+def test_inside(kakapo):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        assert os.environ[name] == kakapo.proxy
+    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"):
+        bundle = open(os.environ[name]).read()
+        assert bundle.count("BEGIN CERTIFICATE") >= 2
+    assert os.environ["NO_PROXY"] == "cache.local,db.local"
+
+def test_after():
+    assert os.environ["HTTP_PROXY"] == "http://before.invalid:1"
+    assert os.environ["NO_PROXY"] == "before.invalid"
+    assert os.environ["REQUESTS_CA_BUNDLE"] == "/before.pem"
+    assert "HTTPS_PROXY" not in os.environ and "SSL_CERT_FILE" not in os.environ
+'''
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly", "--kakapo-ignore-host", "cache.local").assert_outcomes(passed=2)
+
+
+def test_unused_recordings_are_listed_with_v(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(
+        test_api='''
+import os, requests, pytest
+@pytest.mark.kakapo
+def test_requests():
+    requests.get(os.environ["API"] + "/a", timeout=30)
+    if os.environ.get("SECOND"):
+        return
+    requests.get(os.environ["API"] + "/b", timeout=30)
+'''
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+    os.environ["SECOND"] = "1"
+    try:
+        quiet = pytester.runpytest_subprocess()
+        verbose = pytester.runpytest_subprocess("-v")
+    finally:
+        del os.environ["SECOND"]
+    quiet.assert_outcomes(passed=1)
+    assert "never used" not in quiet.stdout.str()
+    verbose.stdout.fnmatch_lines(["*kakapo: recordings never used*", "*unused: #1 GET http://127.0.0.1:*/b"])
+
+
+def test_no_binary_names_all_three_ways(pytester: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.delenv("KAKAPO_BIN")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    pytester.makepyfile(test_x="import pytest\n@pytest.mark.kakapo\ndef test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cannot find the kakapo executable: pass --kakapo-binary PATH, set KAKAPO_BIN, or put kakapo on PATH*"])
