@@ -3,6 +3,26 @@
 # zlib, and pkg-config; and the curl command, which the HTTPS tests use as their client. Does nothing
 # when they are already there.
 set -euo pipefail
+
+# The Python environment of pytest-kakapo's tests (clients/python): a venv in the git-ignored .build with
+# pytest, pytest-xdist, requests, httpx and the plugin itself (editable). Skipped when it already holds
+# them for this pyproject.toml.
+venv="$(cd "$(dirname "$0")/.." && pwd)/.build/python-venv"
+stamp="$venv/kakapo-pyproject.sha256"
+want=$(sha256sum "$(dirname "$0")/../clients/python/pyproject.toml" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import pytest, xdist, requests, httpx, pytest_kakapo' 2>/dev/null; then
+    echo "tools/setup.sh: making the Python venv of the pytest-kakapo tests in $venv" >&2
+    if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
+        if command -v apt-get >/dev/null 2>&1; then
+            $([ "$(id -u)" = 0 ] || echo sudo) apt-get install -y -qq python3-venv >/dev/null
+        fi
+    fi
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx
+    "$venv/bin/pip" install -q --disable-pip-version-check -e "$(dirname "$0")/../clients/python"
+    echo "$want" >"$stamp"
+fi
 if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib && command -v curl >/dev/null 2>&1; then
     exit 0
 fi

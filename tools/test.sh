@@ -17,6 +17,10 @@ if swift format --version >/dev/null 2>&1; then
     tools/format.sh --lint
 fi
 
+# pytest-kakapo's own tests (clients/python, pytester runs against the debug binary just built), in the
+# venv tools/setup.sh made.
+KAKAPO_BIN=.build/debug/kakapo .build/python-venv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+
 # A short, repeatable smoke of every fuzzing entry point (tools/fuzz; libFuzzer comes with the toolchain
 # on Linux). It builds its own instrumented copy in .build-fuzz.
 if [ "$(uname)" = Linux ]; then
