@@ -65,6 +65,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="record mode of every session: none|new|all|once|passthrough (default: $KAKAPO_RECORD, then once)",
     )
     group.addoption(
+        "--kakapo-serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more argument of kakapo serve (e.g. --kakapo-serve-arg=--upstream-ca --kakapo-serve-arg=ca.pem); repeatable",
+    )
+    group.addoption(
         "--kakapo-ignore-host",
         action="append",
         default=[],
@@ -151,6 +158,7 @@ class KakapoServer:
         self._workdir = tempfile.mkdtemp(prefix="pytest-kakapo-")
         self.ca_bundle = self._make_ca_bundle(binary)
         command = [binary, "serve", "--proxy", "--cassette-dir", str(self.root), "--port", "0"]
+        command += list(self.config.getoption("kakapo_serve_arg") or [])
         env = dict(os.environ)
         for name in PROXY_VARIABLES + OTHER_PROXY_VARIABLES:
             env.pop(name, None)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import threading
 
 import pytest
 
@@ -195,3 +198,60 @@ def test_no_binary_names_all_three_ways(pytester: pytest.Pytester, monkeypatch) 
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*cannot find the kakapo executable: pass --kakapo-binary PATH, set KAKAPO_BIN, or put kakapo on PATH*"])
+
+
+HTTPS_CLIENTS = '''
+import os, subprocess
+import httpx, pytest, requests
+
+API = os.environ["API"]
+
+@pytest.mark.kakapo
+def test_requests():
+    assert requests.get(API + "/hello/kea", timeout=30).json() == {"hello": "kea"}
+
+@pytest.mark.kakapo
+def test_httpx():
+    assert httpx.get(API + "/hello/tui", timeout=30).json() == {"hello": "tui"}
+
+@pytest.mark.kakapo
+def test_curl():
+    out = subprocess.run(["curl", "-sSf", API + "/hello/weka"], capture_output=True, check=True).stdout
+    assert out == b'{"hello":"weka"}'
+'''
+
+
+def test_the_ca_bundle_lets_clients_reach_an_https_upstream_through_kakapo(
+    pytester: pytest.Pytester, kakapo_binary: str, tmp_path, monkeypatch
+) -> None:
+    routes = tmp_path / "upstream.routes.yaml"
+    routes.write_text(
+        "routes:\n  - method: GET\n    path: /hello/:name\n    response:\n      json: {hello: \"{{params.name}}\"}\n"
+    )
+    upstream = subprocess.Popen(
+        [kakapo_binary, "serve", "--routes", str(routes), "--tls", "--ca-dir", str(tmp_path / "upstream-ca"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert upstream.stdout is not None
+        port = 0
+        for _ in range(100):
+            line = upstream.stdout.readline().decode(errors="replace")
+            found = re.search(r"listening on https://127\.0\.0\.1:(\d+)", line)
+            if found or not line:
+                port = int(found.group(1)) if found else 0
+                break
+        assert port, "the HTTPS upstream did not start"
+        threading.Thread(target=upstream.stdout.read, daemon=True).start()
+        monkeypatch.setenv("API", f"https://localhost:{port}")
+        pytester.makepyfile(test_tls=HTTPS_CLIENTS)
+        upstream_ca = ["--kakapo-serve-arg=--upstream-ca", f"--kakapo-serve-arg={tmp_path / 'upstream-ca' / 'kakapo-ca.pem'}"]
+        pytester.runpytest_subprocess(*upstream_ca).assert_outcomes(passed=3)
+    finally:
+        upstream.terminate()
+        upstream.wait(timeout=30)
+    replay = pytester.runpytest_subprocess(*upstream_ca)
+    replay.assert_outcomes(passed=3)
+    assert (pytester.path / "cassettes" / "test_tls" / "test_curl.json").is_file()
