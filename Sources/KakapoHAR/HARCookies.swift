@@ -22,29 +22,37 @@ enum HARCookies {
     }
 
     /// One entry per `Set-Cookie` header, with its attributes; `recordedAt` turns a `Max-Age` into `expires`.
+    /// A header may repeat `Expires` many times: the last one that reads as a date counts (RFC 6265 5.2.1),
+    /// so they are tried from the last, with formatters made once per message rather than per attribute.
     static func response(_ headers: HTTPHeaders, recordedAt: Date?) -> JSONValue {
         var cookies: [JSONValue] = []
+        let dates = HTTPDates()
         for header in headers.values(for: "Set-Cookie").prefix(maximumCount) {
             var parts = header.split(separator: ";", omittingEmptySubsequences: false)[...]
             guard let first = parts.popFirst(), let (name, value) = nameAndValue(first) else { continue }
             var cookie: JSONObject = ["name": .string(name), "value": .string(value)]
             var maxAge: Int?
+            var expires: [String] = []
             for attribute in parts {
                 let (key, argument) = nameAndValue(attribute) ?? (String(attribute).trimmingSpaces(), "")
                 switch key.lowercased() {
                 case "path": cookie["path"] = .string(argument)
                 case "domain": cookie["domain"] = .string(argument)
                 case "expires":
-                    if let date = httpDate(argument) { cookie["expires"] = .string(iso8601(date)) }
+                    expires.append(argument)
+                    // Holds the member's place among the others until the dates are read.
+                    if cookie["expires"] == nil { cookie["expires"] = .null }
                 case "max-age": maxAge = Int(argument)
                 case "httponly": cookie["httpOnly"] = true
                 case "secure": cookie["secure"] = true
                 default: break
                 }
             }
+            let date = expires.reversed().lazy.compactMap { dates.date($0) }.first
+            cookie["expires"] = date.map { .string(dates.iso8601($0)) }
             // Max-Age wins over Expires (RFC 6265 5.3); one past about 30 years either way is ignored.
             if let maxAge, let recordedAt, (-1_000_000_000...1_000_000_000).contains(maxAge) {
-                cookie["expires"] = .string(iso8601(recordedAt.addingTimeInterval(TimeInterval(maxAge))))
+                cookie["expires"] = .string(dates.iso8601(recordedAt.addingTimeInterval(TimeInterval(maxAge))))
             }
             cookies.append(.object(cookie))
         }
@@ -63,23 +71,26 @@ enum HARCookies {
         return (name, value)
     }
 
-    /// An HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`, also with dashes as older servers write it).
-    private static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in [
+    /// Reads HTTP dates (`Wed, 21 Oct 2026 07:28:00 GMT`, also with dashes as older servers write it) and
+    /// writes ISO 8601, each formatter made on first use.
+    private final class HTTPDates {
+        private lazy var readers: [DateFormatter] = [
             "EEE, dd MMM yyyy HH:mm:ss zzz", "EEE, dd-MMM-yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz",
-        ] {
+        ].map { format in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+            return formatter
         }
-        return nil
-    }
+        private lazy var writer: ISO8601DateFormatter = {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter
+        }()
 
-    private static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        func date(_ text: String) -> Date? { readers.lazy.compactMap { $0.date(from: text) }.first }
+
+        func iso8601(_ date: Date) -> String { writer.string(from: date) }
     }
 }

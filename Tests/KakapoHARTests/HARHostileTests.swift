@@ -74,4 +74,23 @@ struct HARHostileTests {
         let deep = Array(#"{"log": {"entries": ["#.utf8) + Array(repeating: UInt8(ascii: "["), count: 100_000)
         #expect(Self.error(deep)?.contains("nesting deeper than") == true)
     }
+
+    @Test("a Set-Cookie repeating Expires 200,000 times exports in seconds; the last one that is a date counts")
+    func repeatedExpires() throws {
+        let header =
+            "id=7" + String(repeating: "; Expires=Tue, 01 Dec 2026 10:00:00 GMT", count: 200_000)
+            + "; Expires=Wed, 02 Dec 2026 11:00:00 GMT; Expires=not a date"
+        let cassette = Cassette(interactions: [
+            Interaction(
+                request: HTTPRequest(method: .get, target: "/", headers: ["Host": "a.test"]),
+                response: HTTPResponse(status: 200, headers: HTTPHeaders([("Set-Cookie", header)]), body: []),
+                recordedAt: "2026-11-20T10:00:00Z", durationMilliseconds: 1)
+        ])
+        let start = ContinuousClock.now
+        let har = HARExport.document(cassette)
+        // Generous: a DateFormatter made per attribute took about 25 s here, one per message under 2 s.
+        #expect(ContinuousClock.now - start < .seconds(12))
+        let cookie = har["log"]?["entries"]?.arrayValue?.first?["response"]?["cookies"]?.arrayValue?.first
+        #expect(cookie?["expires"] == "2026-12-02T11:00:00.000Z")
+    }
 }
