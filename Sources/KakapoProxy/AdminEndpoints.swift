@@ -219,6 +219,11 @@ enum AdminEndpoints {
                 body["cassette"] = .string(session.path)
                 body["interactions"] = .number(JSONNumber(session.interactionCount))
             }
+            if let sessions = pipeline.sessions {
+                body["sessions"] = [
+                    "directory": .string(sessions.root), "open": .number(JSONNumber(sessions.openCount)),
+                ]
+            }
             return ProxyAnswer(response: .json(.object(body), status: 200), source: .admin)
         case (.get, "/__kakapo/requests"):
             return ProxyAnswer(response: .json(pipeline.journal.json, status: 200), source: .admin)

@@ -91,6 +91,9 @@ final class SessionRegistry: Sendable {
         case unknown(String)
     }
 
+    /// How many sessions are open.
+    var openCount: Int { state.withLock { $0.sessions.count } }
+
     /// Whether a session with this id is open.
     func isOpen(_ id: String) -> Bool { state.withLock { $0.sessions[id] != nil } }
 

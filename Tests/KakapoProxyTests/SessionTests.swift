@@ -87,6 +87,8 @@ struct SessionTests {
 
         let listed = try await Self.admin(port, "GET", "/__kakapo/sessions")
         #expect((listed.json["sessions"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [recorder])
+        let health = try await Self.admin(port, "GET", "/__kakapo/health")
+        #expect((health.json["sessions"] as? [String: Any])?["open"] as? Int == 1)
 
         let ended = try await Self.admin(port, "DELETE", "/__kakapo/sessions/\(recorder)")
         #expect(ended.status == 200)
@@ -226,9 +228,13 @@ struct SessionTests {
     func idleExpiry() async throws {
         let directory = try Fixtures.temporaryDirectory()
         let upstream = try await Self.upstream()
-        let proxy = try await Self.server(directory, upstream: upstream, timeout: 4)
-        let id = try await Self.open(proxy.port, #"{"cassette": "idle.json"}"#)
+        let proxy = try await Self.server(directory, upstream: upstream, timeout: 5)
         // In process (no curl to start), so the request comes well within the timeout on a loaded machine.
+        let opened = try await proxy.client.send(
+            .post, "/__kakapo/sessions", headers: ["Content-Type": "application/json"],
+            body: Array(#"{"cassette": "idle.json"}"#.utf8))
+        let json = try JSONSerialization.jsonObject(with: Data(opened.body)) as? [String: Any]
+        let id = try #require(json?["id"] as? String)
         let recorded = try await proxy.client.send(.get, "/idle", headers: ["X-Kakapo-Session": id])
         #expect(recorded.status == 200, "\(recorded.text)")
         var open = true
