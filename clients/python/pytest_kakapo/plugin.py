@@ -379,8 +379,9 @@ def _marker_options(item: pytest.Item) -> Dict[str, Any]:
 
 def _miss_report(session: KakapoSession, summary: Dict[str, Any]) -> str:
     misses = summary.get("misses") or []
+    cassette = summary.get("cassette") or session.cassette
     lines = [
-        f"Kakapo: {len(misses)} request(s) missed cassette {session.cassette} "
+        f"Kakapo: {len(misses)} request(s) missed cassette {cassette} "
         f"(mode {summary.get('mode', session.mode)}, session {session.session_id}):"
     ]
     for miss in misses[:50]:
@@ -492,12 +493,16 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     try:
         result = yield
     except BaseException:
+        # The test failed on its own, often because of the miss answer (a 404 the code under test
+        # raised on): Kakapo's report goes with the failure, in a section of its own.
         session = item.stash.get(_SESSION_KEY, None)
         if session is not None:
             try:
-                _finish(item, session)
-            except KakapoError:
-                pass
+                report = _finish(item, session)
+            except KakapoError as error:
+                report = str(error)
+            if report:
+                item.add_report_section("call", "kakapo", report)
         raise
     session = item.stash.get(_SESSION_KEY, None)
     if session is not None:

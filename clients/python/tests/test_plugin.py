@@ -255,3 +255,26 @@ def test_the_ca_bundle_lets_clients_reach_an_https_upstream_through_kakapo(
     replay = pytester.runpytest_subprocess(*upstream_ca)
     replay.assert_outcomes(passed=3)
     assert (pytester.path / "cassettes" / "test_tls" / "test_curl.json").is_file()
+
+
+def test_a_test_that_fails_on_the_miss_answer_shows_the_report_too(pytester: pytest.Pytester, api) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    pytester.runpytest_subprocess("-k", "requests").assert_outcomes(passed=1, deselected=2)
+    pytester.makepyfile(
+        test_api='''
+import os, requests, pytest
+@pytest.mark.kakapo
+def test_requests():
+    requests.get(os.environ["API"] + "/users/9", timeout=30).raise_for_status()
+'''
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*HTTPError: 404*",
+            "*Captured kakapo call*",
+            "*Kakapo: 1 request(s) missed cassette*test_requests.json*",
+            "*path: /users/9 here, /users/1 recorded*",
+        ]
+    )
