@@ -193,6 +193,7 @@ public enum CassetteCodec {
             guard let entries = list.arrayValue else {
                 throw CassetteDecodingError(path: chunksPath, message: "\"chunks\" must be an array")
             }
+            var previous = 0.0
             chunks = try entries.enumerated().map { (index, entry) throws(CassetteDecodingError) in
                 let entryPath = chunksPath + [.index(index)]
                 guard let offset = entry.objectValue?["offsetMs"]?.numberValue.flatMap(milliseconds) else {
@@ -202,6 +203,16 @@ public enum CassetteCodec {
                             "a chunk needs \"offsetMs\", a number of milliseconds from 0 to \(largestMilliseconds) (a week)"
                     )
                 }
+                // Pieces are sent in file order at their offsets: one earlier than the piece before would be
+                // sent late, after pieces that follow it in the body.
+                guard offset >= previous else {
+                    throw CassetteDecodingError(
+                        path: entryPath + [.key("offsetMs")],
+                        message:
+                            "\"offsetMs\" must be no earlier than the chunk before (\(formatMilliseconds(previous))), not \(formatMilliseconds(offset))"
+                    )
+                }
+                previous = offset
                 return ResponseChunk(offsetMilliseconds: offset, bytes: try BodyCoding.decode(entry, path: entryPath))
             }
             responseBody = chunks?.joinedBytes ?? []

@@ -126,5 +126,16 @@ struct EventStreamTests {
         ])
         #expect(flag.status == 2)
         #expect(flag.error.contains("--stream-timing"))
+
+        // Pieces whose offsets go back in time: replay sent only the last piece in time.
+        try """
+        {"version": 1, "interactions": [{"request": {"method": "GET", "url": "/events"},
+          "response": {"status": 200, "chunks": [{"offsetMs": 500, "text": "a"}, {"offsetMs": 5, "text": "b"}]}}]}
+        """.write(toFile: cassette, atomically: true, encoding: .utf8)
+        let backwards = try await KakapoProcess.run(["replay", "--cassette", cassette, "--port", "0"])
+        #expect(backwards.status == 3, "\(backwards.error)")
+        #expect(
+            backwards.error.contains("must be no earlier than the chunk before (500), not 5")
+                && backwards.error.contains("/response/chunks/1/offsetMs"), "\(backwards.error)")
     }
 }
