@@ -37,7 +37,7 @@ extension CassetteCommand {
             let summary = redact(&cassette, with: redaction.redactor)
             try saveOrExit(cassette, to: output)
             print(
-                "\(output): \(cassette.interactions.count) interactions from \(input)"
+                "\(output): \(cassette.interactions.count) interaction\(cassette.interactions.count == 1 ? "" : "s") from \(input)"
                     + (summary.map { "; redacted " + $0 } ?? ""))
             // What was changed so that every client can read the replayed answers, a line per kind.
             for line in changes.lines { print("  " + line) }
@@ -73,7 +73,9 @@ extension CassetteCommand {
                 standardError("error: \(error)")
                 throw ExitCode(ExitStatus.invalidInput)
             }
-            print("\(output): \(cassette.interactions.count) entries from \(input)")
+            print(
+                "\(output): \(cassette.interactions.count) entr\(cassette.interactions.count == 1 ? "y" : "ies") from \(input)"
+            )
         }
     }
 }

@@ -32,6 +32,21 @@ struct HARCommandTests {
                 == "https://api.example.com/v1/users?page=2&q=ada%20l")
     }
 
+    @Test("one entry is counted in the singular, both ways")
+    func singular() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let file = directory + "/one.har"
+        try
+            #"{"log": {"entries": [{"request": {"method": "GET", "url": "http://a.test/x"}, "response": {"status": 204}}]}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try await KakapoProcess.run(["cassette", "import-har", file, directory + "/one.json"])
+        #expect(imported.output.contains("one.json: 1 interaction from"), "\(imported.output)")
+        let exported = try await KakapoProcess.run([
+            "cassette", "export-har", directory + "/one.json", directory + "/back.har",
+        ])
+        #expect(exported.output.contains("back.har: 1 entry from"), "\(exported.output)")
+    }
+
     @Test("an unreadable HAR exits 3 naming the entry and field")
     func invalid() async throws {
         let directory = try Fixtures.temporaryDirectory()
