@@ -407,7 +407,8 @@ def _finish(item: pytest.Item, session: KakapoSession) -> Optional[str]:
         text = "\n".join(
             f"  unused: #{u.get('interaction', '?')} {u.get('method', '?')} {u.get('url', '?')}" for u in unused[:100]
         )
-        item.user_properties.append((_UNUSED_PROPERTY, f"{item.nodeid} ({session.cassette}):\n{text}"))
+        cassette = summary.get("cassette") or session.cassette
+        item.user_properties.append((_UNUSED_PROPERTY, f"{item.nodeid} ({cassette}):\n{text}"))
     if summary.get("misses") and getattr(session, "strict", True):
         return _miss_report(session, summary)
     return None
