@@ -418,10 +418,12 @@ def _finish(item: pytest.Item, session: KakapoSession) -> Optional[str]:
 def kakapo(request: pytest.FixtureRequest) -> Iterator[KakapoSession]:
     """A Kakapo cassette session for this test, with the environment's proxy and CA variables on it."""
     item = request.node
-    options = _marker_options(item)
     server: KakapoServer = request.config.stash[_SERVER_KEY]
     problem = None
+    options: Dict[str, Any] = {}
+    mode = ""
     try:
+        options = _marker_options(item)
         server.ensure_started()
         mode = options.get("mode") or record_mode(request.config)
     except KakapoError as error:

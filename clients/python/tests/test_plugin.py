@@ -278,3 +278,10 @@ def test_requests():
             "*path: /users/9 here, /users/1 recorded*",
         ]
     )
+
+
+def test_an_unknown_marker_argument_is_named(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="import pytest\n@pytest.mark.kakapo(casette='a.json')\ndef test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*test_x.py::test_x: @pytest.mark.kakapo has no argument casette (it takes cassette, *"])
