@@ -80,10 +80,19 @@ public final class RequestPipeline: Sendable {
         }
         var request = request
         var testSession: TestSession?
+        var completion = completion
         if let sessions {
             switch sessions.select(&request) {
             case .none: break
-            case .session(let session): testSession = session
+            case .session(let session):
+                testSession = session
+                // In flight until answered, so the session neither expires nor saves without it.
+                session.begin()
+                let answered = completion
+                completion = { answer in
+                    session.end()
+                    answered(answer)
+                }
             case .unknown(let id):
                 completion(
                     ProxyAnswer(

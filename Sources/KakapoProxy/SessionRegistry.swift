@@ -104,7 +104,6 @@ final class SessionRegistry: Sendable {
         request.headers.remove(name: "X-Kakapo-Session")
         request.headers.remove(name: "Proxy-Authorization")
         guard let session = state.withLock({ $0.sessions[id] }) else { return .unknown(id) }
-        session.touch()
         return .session(session)
     }
 
@@ -223,9 +222,15 @@ final class SessionRegistry: Sendable {
         return .json(session.summary(saveError: saveError), status: saveError == nil ? 200 : 500)
     }
 
+    /// How long ending a session waits for its requests in flight to be answered (and recorded).
+    static let drainLimit: Duration = .seconds(10)
+
     /// Saves and releases a session already taken out of the registry; the save error, if any.
     private func end(_ session: TestSession) -> String? {
         var saveError: String?
+        // Requests still in flight record before they answer: their recordings go in the save.
+        let deadline = ContinuousClock.now + Self.drainLimit
+        while session.isBusy && ContinuousClock.now < deadline { usleep(5_000) }
         if session.mode.records {
             do {
                 try session.cassette.close()

@@ -24,6 +24,8 @@ final class TestSession: Sendable {
 
     private struct State {
         var lastUsed = ContinuousClock.now
+        /// Requests of this session not answered yet.
+        var inFlight = 0
         var replayed = 0
         var misses: [JSONValue] = []
         var missCount = 0
@@ -41,12 +43,28 @@ final class TestSession: Sendable {
         self.cassette = cassette
     }
 
-    /// Marks the session as in use now (idle expiry counts from the last use).
-    func touch() { state.withLock { $0.lastUsed = .now } }
+    /// A request of this session starts: the session is in use until `end()`.
+    func begin() {
+        state.withLock {
+            $0.lastUsed = .now
+            $0.inFlight += 1
+        }
+    }
 
-    /// Whether the session has not been used for `timeout`.
+    /// A request of this session has its answer (recorded first, when the session records).
+    func end() {
+        state.withLock {
+            $0.lastUsed = .now
+            $0.inFlight -= 1
+        }
+    }
+
+    /// Whether requests of this session are still being answered.
+    var isBusy: Bool { state.withLock { $0.inFlight > 0 } }
+
+    /// Whether the session has answered everything and not been used for `timeout`.
     func isIdle(for timeout: Duration, now: ContinuousClock.Instant) -> Bool {
-        state.withLock { now - $0.lastUsed >= timeout }
+        state.withLock { $0.inFlight == 0 && now - $0.lastUsed >= timeout }
     }
 
     func noteReplay() { state.withLock { $0.replayed += 1 } }

@@ -301,4 +301,24 @@ struct SessionTests {
         #expect((refused.json["error"] as? String)?.contains("\"store\"") == true)
         await proxy.stop()
     }
+
+    @Test("ending a session waits for its request in flight, whose recording is saved with the rest")
+    func endWaitsForRequestsInFlight() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await TestUpstream.start { request in
+            .delayed(
+                seconds: 1, reply: .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path)))
+        }
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let id = try await Self.open(proxy.port, #"{"cassette": "slow.json"}"#)
+        async let slow = proxy.client.send(.get, "/slow", headers: ["X-Kakapo-Session": id])
+        while upstream.received.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        let ended = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(ended.json["recorded"] as? Int == 1)
+        #expect(try await slow.status == 200)
+        let file = try String(contentsOfFile: directory + "/slow.json", encoding: .utf8)
+        #expect(file.contains("/slow"))
+        await proxy.stop()
+        await upstream.stop()
+    }
 }
