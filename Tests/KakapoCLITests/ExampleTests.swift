@@ -147,6 +147,18 @@ struct DocsSnippetTests {
         #expect(missing.isEmpty, "\(file) \(heading): not in \(example): \(missing)")
     }
 
+    @Test("the README's pytest snippet is lines of the example suite")
+    func pytestSnippet() throws {
+        let source = try String(
+            contentsOfFile: CLITests.packageRoot + "/Examples/pytest/test_users.py", encoding: .utf8)
+        let lines = Set(source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        let snippet = try Self.block("README.md", after: "## A cassette per test, in any language", language: "python")
+        let missing = snippet.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty && !lines.contains($0)
+        }
+        #expect(!snippet.isEmpty && missing.isEmpty, "not in Examples/pytest/test_users.py: \(missing)")
+    }
+
     @Test("the routes guide shows the README's routes file, and both are the example's routes")
     func routesFile() throws {
         let readme = try Self.block("README.md", after: "## Override endpoints with a routes file", language: "yaml")
