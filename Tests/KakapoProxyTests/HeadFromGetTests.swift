@@ -56,22 +56,7 @@ struct HeadFromGetTests {
     static func curl(port: Int, _ target: String, head: Bool) async throws -> (
         status: Int, headers: [String: String], body: String
     ) {
-        let result = try await KakapoProcess.run(
-            [
-                "--silent", "--show-error", "--max-time", "10", head ? "--head" : "--include",
-                "http://127.0.0.1:\(port)" + target,
-            ],
-            executable: "/usr/bin/curl")
-        let parts = result.output.components(separatedBy: "\r\n\r\n")
-        let lines = (parts.first ?? "").components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
+        try await CurlCall.run([head ? "--head" : "--include", "http://127.0.0.1:\(port)" + target])
     }
 
     @Test(

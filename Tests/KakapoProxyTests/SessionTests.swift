@@ -28,20 +28,9 @@ struct SessionTests {
         return try await ProxyHarness.start(configuration)
     }
 
-    /// `curl` with `arguments`: status, lowercased header names to values, body.
+    /// `curl --include` with `arguments`: status, lowercased header names to values, body.
     static func curl(_ arguments: [String]) async throws -> (status: Int, headers: [String: String], body: String) {
-        let result = try await KakapoProcess.run(
-            ["--silent", "--show-error", "--max-time", "10", "--include"] + arguments, executable: "/usr/bin/curl")
-        let parts = result.output.components(separatedBy: "\r\n\r\n")
-        let lines = (parts.first ?? "").components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
+        try await CurlCall.run(["--include"] + arguments)
     }
 
     /// An admin call with a JSON body: status and the answer as a dictionary.
