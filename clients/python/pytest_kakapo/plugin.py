@@ -97,22 +97,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def find_binary(config: pytest.Config) -> str:
     """The kakapo executable: --kakapo-binary, then $KAKAPO_BIN, then kakapo on PATH."""
+    def executable(given: str, named: str) -> str:
+        path = Path(given).expanduser()
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        if not os.access(path, os.X_OK) or path.is_dir():
+            raise KakapoError(f"{named}: no executable file there")
+        return str(path)
+
     option = config.getoption("kakapo_binary")
     if option:
-        path = Path(option).expanduser()
-        if not path.is_absolute():
-            path = Path(config.invocation_params.dir) / path
-        if not os.access(path, os.X_OK) or path.is_dir():
-            raise KakapoError(f"--kakapo-binary {option}: no executable file there")
-        return str(path)
+        return executable(option, f"--kakapo-binary {option}")
     env = os.environ.get("KAKAPO_BIN")
     if env:
-        path = Path(env).expanduser()
-        if not path.is_absolute():
-            path = Path(config.invocation_params.dir) / path
-        if not os.access(path, os.X_OK) or path.is_dir():
-            raise KakapoError(f"KAKAPO_BIN={env}: no executable file there")
-        return str(path)
+        return executable(env, f"KAKAPO_BIN={env}")
     found = shutil.which("kakapo")
     if found:
         return found
