@@ -442,16 +442,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A CONNECT that names a cassette session (proxy credentials) gives it the whole decrypted tunnel.
         var session: String?
         if let sessions = pipeline.sessions {
-            let probe = HTTPRequest(
-                method: .get, target: "/",
-                headers: KakapoHTTP.HTTPHeaders(
+            session = SessionRegistry.sessionID(
+                in: KakapoHTTP.HTTPHeaders(
                     head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) }))
-            session = SessionRegistry.sessionID(in: probe)
             if let id = session, !sessions.isOpen(id) {
-                answerConnect(
-                    with:
-                        "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)",
-                    status: .notFound, context: context)
+                answerConnect(with: SessionRegistry.unknown(id), status: .notFound, context: context)
                 return
             }
         }

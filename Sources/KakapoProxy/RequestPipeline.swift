@@ -96,12 +96,7 @@ public final class RequestPipeline: Sendable {
             case .unknown(let id):
                 completion(
                     ProxyAnswer(
-                        response: .json(
-                            [
-                                "error": .string(
-                                    "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)"
-                                )
-                            ], status: 404), source: .error))
+                        response: .json(["error": .string(SessionRegistry.unknown(id))], status: 404), source: .error))
                 return
             }
         }

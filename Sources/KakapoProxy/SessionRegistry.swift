@@ -100,25 +100,30 @@ final class SessionRegistry: Sendable {
     /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
     /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
     func select(_ request: inout HTTPRequest) -> Selection {
-        guard let id = Self.sessionID(in: request) else { return .none }
+        guard let id = Self.sessionID(in: request.headers) else { return .none }
         request.headers.remove(name: "X-Kakapo-Session")
         request.headers.remove(name: "Proxy-Authorization")
         guard let session = state.withLock({ $0.sessions[id] }) else { return .unknown(id) }
         return .session(session)
     }
 
-    /// The session id a request carries; nil when it carries none.
-    static func sessionID(in request: HTTPRequest) -> String? {
-        if let header = request.headers["X-Kakapo-Session"] {
+    /// The session id request headers carry; nil when they carry none.
+    static func sessionID(in headers: HTTPHeaders) -> String? {
+        if let header = headers["X-Kakapo-Session"] {
             return String(header.trimmingCharacters(in: .whitespaces).prefix(128))
         }
-        guard let credentials = request.headers["Proxy-Authorization"] else { return nil }
+        guard let credentials = headers["Proxy-Authorization"] else { return nil }
         let parts = credentials.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic", parts[1].utf8.count <= 1024,
             let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
         else { return nil }
         let text = String(decoding: decoded, as: UTF8.self)
         return String(text.prefix { $0 != ":" }.prefix(128))
+    }
+
+    /// What a request, a CONNECT or a DELETE naming no open session is told.
+    static func unknown(_ id: String) -> String {
+        "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)"
     }
 
     /// Opens a session as `POST /__kakapo/sessions` asks: 201 with its id and how to use it, 400 naming
@@ -216,7 +221,7 @@ final class SessionRegistry: Sendable {
     /// summary; 404 naming the id when no open session has it.
     func close(_ id: String) -> HTTPResponse {
         guard let session = state.withLock({ $0.sessions.removeValue(forKey: id) }) else {
-            return .json(["error": .string("no open session with the id \(id.prefix(128))")], status: 404)
+            return .json(["error": .string(Self.unknown(String(id.prefix(128))))], status: 404)
         }
         let saveError = end(session)
         return .json(session.summary(saveError: saveError), status: saveError == nil ? 200 : 500)
