@@ -117,12 +117,17 @@ extension String {
     }
 }
 
-/// `%XX` with upper-case hex digits.
+/// `%XX` for `byte` with upper-case hex digits (RFC 3986 section 2.1), handed to `write` a byte at a time:
+/// the one spelling of an escape Kakapo writes, into arrays here and into the connection's buffers.
+public func writePercentEscape(of byte: UInt8, _ write: (UInt8) -> Void) {
+    func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
+    write(UInt8(ascii: "%"))
+    write(hex(byte >> 4))
+    write(hex(byte & 0x0F))
+}
+
 private func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
-    let digits: StaticString = "0123456789ABCDEF"
-    bytes.append(UInt8(ascii: "%"))
-    bytes.append(digits.utf8Start[Int(byte >> 4)])
-    bytes.append(digits.utf8Start[Int(byte & 0x0F)])
+    writePercentEscape(of: byte) { bytes.append($0) }
 }
 
 /// Bytes that never stand raw in a URL sent on the wire: controls, space, DEL and non-ASCII.

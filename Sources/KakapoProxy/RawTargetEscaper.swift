@@ -1,3 +1,4 @@
+import KakapoHTTP
 import NIOCore
 
 #if canImport(Glibc)
@@ -95,7 +96,7 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
                 if byte >= 0x80 {
                     if escaped == nil { escaped = allocator.buffer(capacity: end + 32) }
                     escaped!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[copied..<index]))
-                    Self.writeEscape(byte, to: &escaped!)
+                    writePercentEscape(of: byte) { escaped!.writeInteger($0) }
                     copied = index + 1
                 }
                 readRequestLine(byte)
@@ -114,13 +115,6 @@ final class RawTargetEscaper: ChannelInboundHandler, RemovableChannelHandler {
         guard var escaped else { return nil }
         escaped.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[copied..<end]))
         return escaped
-    }
-
-    private static func writeEscape(_ byte: UInt8, to buffer: inout ByteBuffer) {
-        func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
-        buffer.writeInteger(UInt8(ascii: "%"))
-        buffer.writeInteger(hex(byte >> 4))
-        buffer.writeInteger(hex(byte & 0x0F))
     }
 
     private func startRequest() {
