@@ -136,9 +136,19 @@ public struct InteractionIndex: Sendable {
     /// `GET` recording was played and the policy is `.miss`, the `HEAD` misses too.
     public mutating func play(_ request: HTTPRequest) -> Int? {
         let matches = candidates(for: request)
-        guard let first = matches.first else {
-            return request.method == .head ? peekGet(for: request) : nil
+        if matches.isEmpty, request.method == .head {
+            var get = request
+            get.method = .get
+            return take(candidates(for: get), advancing: false)
         }
+        return take(matches, advancing: true)
+    }
+
+    /// The recording that `matches` (one request's candidates, in cassette order) give now, marked used, or
+    /// nil; `advancing` moves their playback on to the next one (a `HEAD` answered from a `GET` recording
+    /// does not).
+    private mutating func take(_ matches: [Int], advancing: Bool) -> Int? {
+        guard let first = matches.first else { return nil }
         let count = first < uses.count ? Int(uses[first]) : 0
         let chosen: Int?
         if count < matches.count {
@@ -152,31 +162,8 @@ public struct InteractionIndex: Sendable {
             uses += repeatElement(0, count: needed - uses.count)
             used += repeatElement(false, count: needed - used.count)
         }
-        if count < Int(UInt32.max) { uses[first] += 1 }
+        if advancing, count < Int(UInt32.max) { uses[first] += 1 }
         guard let chosen else { return nil }
-        used[chosen] = true
-        return chosen
-    }
-
-    /// The `GET` recording that answers a `HEAD` without one of its own (see `play(_:)`), marked used.
-    private mutating func peekGet(for head: HTTPRequest) -> Int? {
-        var get = head
-        get.method = .get
-        let matches = candidates(for: get)
-        guard let first = matches.first else { return nil }
-        let count = first < uses.count ? Int(uses[first]) : 0
-        let chosen: Int
-        if count < matches.count {
-            chosen = matches[count]
-        } else if repeatPolicy == .repeatLast {
-            chosen = matches[matches.count - 1]
-        } else {
-            return nil
-        }
-        if chosen >= used.count {
-            uses += repeatElement(0, count: chosen + 1 - uses.count)
-            used += repeatElement(false, count: chosen + 1 - used.count)
-        }
         used[chosen] = true
         return chosen
     }
