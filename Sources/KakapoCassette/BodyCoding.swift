@@ -13,7 +13,7 @@ import KakapoJSON
 /// One that decodes to more than `ContentCoding.maximumDecodedBytes` is stored as sent (base64) with
 /// `"undecoded"` saying why, and replays byte for byte. An empty body is not stored at all.
 enum BodyCoding {
-    static func encode(_ body: [UInt8], headers: HTTPHeaders) -> JSONValue? {
+    static func encode(_ body: [UInt8], headers: HTTP.Headers) -> JSONValue? {
         if body.isEmpty { return nil }
         guard let coding = ContentCoding(header: headers["Content-Encoding"]) else { return .object(form(of: body)) }
         switch coding.decoding(body) {

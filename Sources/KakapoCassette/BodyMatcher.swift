@@ -13,7 +13,7 @@ enum ComparableBody: Sendable {
     case multipart([MultipartPart])
     case bytes([UInt8])
 
-    init(_ body: [UInt8], headers: HTTPHeaders, redactor: Redactor, matching: MatchOptions) {
+    init(_ body: [UInt8], headers: HTTP.Headers, redactor: Redactor, matching: MatchOptions) {
         guard !body.isEmpty else {
             self = .empty
             return

@@ -36,7 +36,7 @@ enum CassetteAdmission {
         return isPlain(interaction.request.headers) && isPlain(interaction.response.headers)
     }
 
-    private static func isPlain(_ headers: HTTPHeaders) -> Bool {
+    private static func isPlain(_ headers: HTTP.Headers) -> Bool {
         headers.allSatisfy { field in
             !field.name.isEmpty
                 && field.name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }

@@ -94,7 +94,7 @@ public enum CassetteCodec {
         ])
     }
 
-    static func encode(_ headers: HTTPHeaders) -> JSONValue {
+    static func encode(_ headers: HTTP.Headers) -> JSONValue {
         .array(headers.fields.map { .array([.string($0.name), .string($0.value)]) })
     }
 
@@ -231,20 +231,20 @@ public enum CassetteCodec {
             duration = milliseconds
         }
         return Interaction(
-            request: HTTPRequest(
-                method: HTTPMethod(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
-            response: HTTPResponse(status: status, headers: responseHeaders, body: responseBody),
+            request: HTTP.Request(
+                method: HTTP.Method(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
+            response: HTTP.Response(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: recordedAt,
             durationMilliseconds: duration, chunks: chunks)
     }
 
-    static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTPHeaders
+    static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTP.Headers
     {
-        guard let value else { return HTTPHeaders() }
+        guard let value else { return HTTP.Headers() }
         guard let pairs = value.arrayValue else {
             throw CassetteDecodingError(path: path, message: "\"headers\" must be an array of [name, value] pairs")
         }
-        var headers = HTTPHeaders()
+        var headers = HTTP.Headers()
         for (index, pair) in pairs.enumerated() {
             guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue,
                 let fieldValue = items[1].stringValue

@@ -86,7 +86,7 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// The recorded answer for `request` and its position in the cassette, advancing the playback of
     /// repeated requests; nil for a miss.
-    public func play(_ request: HTTPRequest) -> (position: Int, interaction: Interaction)? {
+    public func play(_ request: HTTP.Request) -> (position: Int, interaction: Interaction)? {
         condition.lock()
         defer { condition.unlock() }
         guard let position = index.play(request) else { return nil }
@@ -136,7 +136,7 @@ public final class CassetteSession: @unchecked Sendable {
     }
 
     /// The report that explains why `request` missed.
-    public func missReport(for request: HTTPRequest) -> MissReport {
+    public func missReport(for request: HTTP.Request) -> MissReport {
         let snapshot = self.snapshot
         return MissReport(request: request, cassette: snapshot, redactor: redactor, matching: matching)
     }

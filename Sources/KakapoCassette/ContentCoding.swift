@@ -129,7 +129,7 @@ enum Zlib {
 extension ContentCoding {
     /// `body` decoded in the coding `headers` name, with that coding; the body as it is and nil when they
     /// name no coding Kakapo handles or the bytes do not decode.
-    public static func decoding(_ body: [UInt8], headers: HTTPHeaders) -> (content: [UInt8], coding: ContentCoding?) {
+    public static func decoding(_ body: [UInt8], headers: HTTP.Headers) -> (content: [UInt8], coding: ContentCoding?) {
         guard let coding = ContentCoding(header: headers["Content-Encoding"]), let decoded = coding.decode(body) else {
             return (body, nil)
         }

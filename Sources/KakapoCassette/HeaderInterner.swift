@@ -5,18 +5,18 @@ import KakapoHTTP
 /// costs one allocation instead of one per interaction. Bounded, so a cassette whose fields are all
 /// different costs no more than it did. Used by one load at a time, never shared between threads.
 final class HeaderInterner {
-    private var lists: [HTTPHeaders: HTTPHeaders] = [:]
+    private var lists: [HTTP.Headers: HTTP.Headers] = [:]
     private var strings: [String: String] = [:]
     private let limit: Int
 
     init(limit: Int = 4096) { self.limit = limit }
 
     /// `headers`, or an equal list seen before.
-    func intern(_ headers: HTTPHeaders) -> HTTPHeaders {
+    func intern(_ headers: HTTP.Headers) -> HTTP.Headers {
         if headers.isEmpty { return headers }
         if let found = lists[headers] { return found }
-        let shared = HTTPHeaders(
-            headers.fields.map { HTTPHeaders.Field(name: intern($0.name), value: intern($0.value)) })
+        let shared = HTTP.Headers(
+            headers.fields.map { HTTP.Headers.Field(name: intern($0.name), value: intern($0.value)) })
         if lists.count < limit { lists[shared] = shared }
         return shared
     }

@@ -3,8 +3,8 @@ import KakapoHTTP
 
 /// One recorded exchange: the request as it was sent upstream and the response that came back.
 public struct Interaction: Hashable, Sendable {
-    public var request: HTTPRequest
-    public var response: HTTPResponse
+    public var request: HTTP.Request
+    public var response: HTTP.Response
     /// When the response was received, as an ISO 8601 timestamp (`2026-11-22T06:30:00.123Z`).
     public var recordedAt: String
     /// How long the upstream took to answer, in milliseconds.
@@ -14,7 +14,7 @@ public struct Interaction: Hashable, Sendable {
     public var chunks: [ResponseChunk]?
 
     public init(
-        request: HTTPRequest, response: HTTPResponse, recordedAt: String, durationMilliseconds: Double,
+        request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,
         chunks: [ResponseChunk]? = nil
     ) {
         self.request = request

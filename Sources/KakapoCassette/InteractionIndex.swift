@@ -58,11 +58,11 @@ public struct InteractionIndex: Sendable {
         self.repeatPolicy = repeatPolicy
     }
 
-    func key(_ request: HTTPRequest) -> RequestKey {
+    func key(_ request: HTTP.Request) -> RequestKey {
         RequestKey(request, redactor: redactor, matching: matching, alsoSecret: redactedQueryNames)
     }
 
-    func comparableBody(_ request: HTTPRequest) -> ComparableBody {
+    func comparableBody(_ request: HTTP.Request) -> ComparableBody {
         matching.matchBody
             ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
     }
@@ -94,7 +94,7 @@ public struct InteractionIndex: Sendable {
     /// Origins: a request addressed to an origin matches recordings of that origin, or, when there are
     /// none, recordings without one (made with `--upstream`, so cassettes from before forward proxying keep
     /// working); a request without an origin matches recordings of any origin.
-    public func candidates(for request: HTTPRequest) -> [Int] {
+    public func candidates(for request: HTTP.Request) -> [Int] {
         guard var groups = buckets[key(request)] else { return [] }
         if groups.count == 1, request.origin == nil || groups[0].origin == request.origin {
             // The usual case: one group, so no lists to filter.
@@ -134,7 +134,7 @@ public struct InteractionIndex: Sendable {
     /// identical `GET` would get now (the caller sends its head only): that recording counts as used, but
     /// the `GET`'s playback does not advance, so a `HEAD` before a `GET` takes nothing from it. Once every
     /// `GET` recording was played and the policy is `.miss`, the `HEAD` misses too.
-    public mutating func play(_ request: HTTPRequest) -> Int? {
+    public mutating func play(_ request: HTTP.Request) -> Int? {
         let matches = candidates(for: request)
         if matches.isEmpty, request.method == .head {
             var get = request

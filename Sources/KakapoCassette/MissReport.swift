@@ -27,7 +27,7 @@ public struct MissReport: Sendable {
     /// Ranks the recorded interactions against `request` and keeps the closest `limit`: every one by
     /// host, method and path (cheap, without copying), then the `comparedLimit` closest of those in full.
     public init(
-        request: HTTPRequest, cassette: Cassette, redactor: Redactor, matching: MatchOptions = MatchOptions(),
+        request: HTTP.Request, cassette: Cassette, redactor: Redactor, matching: MatchOptions = MatchOptions(),
         limit: Int = 3
     ) {
         self.method = request.method.rawValue
@@ -64,7 +64,7 @@ public struct MissReport: Sendable {
     }
 
     /// The part of the score that host, method and path make, worked out on the bytes as they are.
-    static func roughScore(of recorded: HTTPRequest, against request: HTTPRequest, path: String) -> Int {
+    static func roughScore(of recorded: HTTP.Request, against request: HTTP.Request, path: String) -> Int {
         var score = 0
         if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin { score += 16 }
         if recorded.method != request.method { score += 4 }
@@ -82,7 +82,7 @@ public struct MissReport: Sendable {
     /// How `recorded` differs from `request` (whose key and comparable body are given), and the score
     /// that ranks it: lower is closer.
     static func compare(
-        _ recorded: HTTPRequest, with request: HTTPRequest, key: RequestKey, body: ComparableBody, redactor: Redactor,
+        _ recorded: HTTP.Request, with request: HTTP.Request, key: RequestKey, body: ComparableBody, redactor: Redactor,
         matching: MatchOptions
     ) -> (score: Int, differences: [String]) {
         let recordedKey = RequestKey(recorded, redactor: redactor, matching: matching)

@@ -177,14 +177,14 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// Header values redacted by name and by shape.
-    public func redact(headers: HTTPHeaders) -> HTTPHeaders {
+    public func redact(headers: HTTP.Headers) -> HTTP.Headers {
         var ignored: [String] = []
         return redact(headers: headers, noting: &ignored)
     }
 
     /// The request's URL as reports, the journal and logs show it: its origin, when it names one, then the
     /// target with the values of secret query parameters replaced.
-    public func redactedURL(of request: HTTPRequest) -> String {
+    public func redactedURL(of request: HTTP.Request) -> String {
         let target = redact(target: request.target)
         guard let origin = request.origin else { return target }
         return origin + target
@@ -202,8 +202,8 @@ public struct Redactor: Hashable, Sendable {
         case request, response
     }
 
-    private func redact(headers: HTTPHeaders, noting redacted: inout [String]) -> HTTPHeaders {
-        var result = HTTPHeaders()
+    private func redact(headers: HTTP.Headers, noting redacted: inout [String]) -> HTTP.Headers {
+        var result = HTTP.Headers()
         for field in headers {
             guard field.value != Redactor.placeholder, !field.value.isEmpty else {
                 result.add(name: field.name, value: field.value)
@@ -269,7 +269,7 @@ public struct Redactor: Hashable, Sendable {
         return changed ? parts.joined(separator: "&") : pairs
     }
 
-    private func redact(body: [UInt8], headers: HTTPHeaders, side: Side, noting redacted: inout [String]) -> [UInt8] {
+    private func redact(body: [UInt8], headers: HTTP.Headers, side: Side, noting redacted: inout [String]) -> [UInt8] {
         guard !body.isEmpty else { return body }
         let contentType = headers["Content-Type"]?.lowercased() ?? ""
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
@@ -306,7 +306,7 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// A stream's chunk, or any text: secrets by their shape.
-    private func redactText(_ bytes: [UInt8], headers: HTTPHeaders, noting redacted: inout [String]) -> [UInt8] {
+    private func redactText(_ bytes: [UInt8], headers: HTTP.Headers, noting redacted: inout [String]) -> [UInt8] {
         guard byShape, !bytes.isEmpty, Self.isText(headers["Content-Type"]?.lowercased() ?? "") else { return bytes }
         return CredentialValues.redacting(bytes, noting: &redacted) ?? bytes
     }
@@ -448,8 +448,8 @@ public struct Redactor: Hashable, Sendable {
         }
     }
 
-    private func replace(_ secrets: [[UInt8]], in headers: HTTPHeaders, count: inout Int) -> HTTPHeaders {
-        var result = HTTPHeaders()
+    private func replace(_ secrets: [[UInt8]], in headers: HTTP.Headers, count: inout Int) -> HTTP.Headers {
+        var result = HTTP.Headers()
         for field in headers {
             result.add(
                 name: field.name,
@@ -487,7 +487,7 @@ public struct Redactor: Hashable, Sendable {
 
     /// Applies `transform` to a body's content: decoded first when it is gzip or deflate, encoded again
     /// afterwards (only if something changed).
-    static func transformContent(_ body: [UInt8], headers: HTTPHeaders, _ transform: ([UInt8]) -> [UInt8]) -> [UInt8] {
+    static func transformContent(_ body: [UInt8], headers: HTTP.Headers, _ transform: ([UInt8]) -> [UInt8]) -> [UInt8] {
         guard !body.isEmpty else { return body }
         if let coding = ContentCoding(header: headers["Content-Encoding"]) {
             guard let decoded = coding.decode(body) else { return body }

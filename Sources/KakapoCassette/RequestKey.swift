@@ -20,7 +20,7 @@ public struct RequestKey: Hashable, Sendable {
 
     /// The key of `request`; `alsoSecret` names more query parameters whose values are ignored.
     public init(
-        _ request: HTTPRequest, redactor: Redactor, matching: MatchOptions = MatchOptions(),
+        _ request: HTTP.Request, redactor: Redactor, matching: MatchOptions = MatchOptions(),
         alsoSecret: Set<String> = []
     ) {
         self.method = request.method.rawValue

@@ -10,7 +10,7 @@ enum HARCookies {
     static let maximumCount = 1_000
 
     /// `Cookie: a=1; b=2` as `[{"name": "a", "value": "1"}, ...]`.
-    static func request(_ headers: HTTPHeaders) -> JSONValue {
+    static func request(_ headers: HTTP.Headers) -> JSONValue {
         var cookies: [JSONValue] = []
         for header in headers.values(for: "Cookie") {
             for pair in header.split(separator: ";") where cookies.count < maximumCount {
@@ -24,7 +24,7 @@ enum HARCookies {
     /// One entry per `Set-Cookie` header, with its attributes; `recordedAt` turns a `Max-Age` into `expires`.
     /// A header may repeat `Expires` many times: the last one that reads as a date counts (RFC 6265 5.2.1),
     /// so they are tried from the last, with formatters made once per message rather than per attribute.
-    static func response(_ headers: HTTPHeaders, recordedAt: Date?) -> JSONValue {
+    static func response(_ headers: HTTP.Headers, recordedAt: Date?) -> JSONValue {
         var cookies: [JSONValue] = []
         let dates = HTTPDates()
         for header in headers.values(for: "Set-Cookie").prefix(maximumCount) {

@@ -117,7 +117,7 @@ public enum HARExport {
 
     /// HAR's `content`: the decoded body, or the wire's bytes (base64, `_encoded`) when its coding is one
     /// Kakapo cannot decode.
-    private static func responseContent(_ response: HTTPResponse) -> JSONObject {
+    private static func responseContent(_ response: HTTP.Response) -> JSONObject {
         let (decoded, coding) = ContentCoding.decoding(response.body, headers: response.headers)
         let named = response.headers.values(for: "Content-Encoding").contains {
             let name = $0.trimmingSpaces().lowercased()
@@ -138,7 +138,7 @@ public enum HARExport {
         return object
     }
 
-    private static func headers(_ headers: HTTPHeaders) -> JSONValue {
+    private static func headers(_ headers: HTTP.Headers) -> JSONValue {
         .array(headers.map { ["name": .string($0.name), "value": .string($0.value)] })
     }
 

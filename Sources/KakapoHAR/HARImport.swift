@@ -78,17 +78,17 @@ public enum HARImport {
                 return value
             } ?? 0
         return Interaction(
-            request: HTTPRequest(
-                method: HTTPMethod(try request.member("method").string().uppercased()), target: target,
+            request: HTTP.Request(
+                method: HTTP.Method(try request.member("method").string().uppercased()), target: target,
                 headers: requestHeaders, body: requestBody,
                 origin: RequestOrigin.make(scheme: components.scheme ?? "http", host: host, port: components.port)),
-            response: HTTPResponse(status: status, headers: content.headers, body: content.body),
+            response: HTTP.Response(status: status, headers: content.headers, body: content.body),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
             durationMilliseconds: max(0, milliseconds), chunks: content.chunks)
     }
 
-    private static func headers(_ message: Node) throws -> HTTPHeaders {
-        var result = HTTPHeaders()
+    private static func headers(_ message: Node) throws -> HTTP.Headers {
+        var result = HTTP.Headers()
         for header in try message.optional("headers")?.array() ?? [] {
             let name = try header.member("name").string()
             if name.hasPrefix(":") { continue }

@@ -13,12 +13,12 @@ import KakapoJSON
 /// is then made to state the body. A streamed response's pieces come back from Kakapo's `_chunks`.
 enum HARResponseContent {
     struct Result {
-        var headers: HTTPHeaders
+        var headers: HTTP.Headers
         var body: [UInt8]
         var chunks: [ResponseChunk]?
     }
 
-    static func read(_ response: HARImport.Node, headers: HTTPHeaders, report: inout HARImportReport) throws
+    static func read(_ response: HARImport.Node, headers: HTTP.Headers, report: inout HARImportReport) throws
         -> Result
     {
         var result = Result(headers: headers, body: [], chunks: nil)

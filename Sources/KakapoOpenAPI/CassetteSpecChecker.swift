@@ -88,7 +88,7 @@ public struct CassetteSpecChecker: Sendable {
     // MARK: - Parameters
 
     private func checkParameters(
-        _ request: HTTPRequest, _ bound: [String: String], item: OpenAPI.PathItem, operation: OpenAPI.Operation
+        _ request: HTTP.Request, _ bound: [String: String], item: OpenAPI.PathItem, operation: OpenAPI.Operation
     ) -> [String] {
         let components = spec.document.components
         var parameters: [String: OpenAPI.Parameter] = [:]
@@ -153,7 +153,7 @@ public struct CassetteSpecChecker: Sendable {
 
     // MARK: - Bodies
 
-    private func checkRequestBody(_ request: HTTPRequest, _ operation: OpenAPI.Operation) -> [String] {
+    private func checkRequestBody(_ request: HTTP.Request, _ operation: OpenAPI.Operation) -> [String] {
         let body = ContentCoding.decoding(request.body, headers: request.headers).content
         guard let declared = operation.requestBody, let requestBody = try? spec.document.components.lookup(declared)
         else {
@@ -168,7 +168,7 @@ public struct CassetteSpecChecker: Sendable {
             direction: .request)
     }
 
-    private func checkResponse(_ response: HTTPResponse, method: String, operation: OpenAPI.Operation, label: String)
+    private func checkResponse(_ response: HTTP.Response, method: String, operation: OpenAPI.Operation, label: String)
         -> [String]
     {
         let responses = operation.responses

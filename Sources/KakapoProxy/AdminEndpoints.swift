@@ -12,7 +12,7 @@ enum AdminEndpoints {
     static let prefix = "/__kakapo/"
     static let routesPrefix = "/__kakapo/routes/"
 
-    private static func answer(_ response: HTTPResponse) -> ProxyAnswer {
+    private static func answer(_ response: HTTP.Response) -> ProxyAnswer {
         ProxyAnswer(response: response, source: .admin)
     }
 
@@ -26,7 +26,7 @@ enum AdminEndpoints {
 
     /// `POST /__kakapo/routes` with one route object: 201 `{"id": ...}`, 400 naming what is wrong, 409
     /// when the id is taken.
-    static func addRoute(_ request: HTTPRequest, pipeline: RequestPipeline) -> HTTPResponse {
+    static func addRoute(_ request: HTTP.Request, pipeline: RequestPipeline) -> HTTP.Response {
         let value: JSONValue
         do {
             value = try JSONParser.parse(request.body)
@@ -40,7 +40,7 @@ enum AdminEndpoints {
         do {
             let stub = try pipeline.stubs.addRuntimeRoute(
                 value, context: DefinitionContext(baseDirectory: directory, idPrefix: "runtime", confined: true))
-            var response = HTTPResponse.json(["id": .string(stub.id)], status: 201)
+            var response = HTTP.Response.json(["id": .string(stub.id)], status: 201)
             response.headers.add(name: "Location", value: routesPrefix + stub.id.percentEncodedForQuery())
             return response
         } catch {
@@ -49,7 +49,7 @@ enum AdminEndpoints {
     }
 
     /// `POST /__kakapo/requests/count` with `{"method": "GET", "path": "/users/:id"}`: `{"count": N}`.
-    static func countRequests(_ request: HTTPRequest, pipeline: RequestPipeline) -> HTTPResponse {
+    static func countRequests(_ request: HTTP.Request, pipeline: RequestPipeline) -> HTTP.Response {
         guard let body = try? JSONParser.parse(request.body), case .object(let query) = body,
             case .string(let path)? = query["path"]
         else {
@@ -75,7 +75,7 @@ enum AdminEndpoints {
     }
 
     /// The refusal for a request that may not use the admin endpoints; nil when it may.
-    static func refusal(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
+    static func refusal(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
         if let token = pipeline.configuration.adminToken {
             guard request.headers["Authorization"] == "Bearer " + token else {
                 return ProxyAnswer(
@@ -97,7 +97,7 @@ enum AdminEndpoints {
     /// cannot add without asking): its `Host` must be a loopback name or the listening address, and a
     /// request that changes something must send JSON (a DELETE without a body needs none) and come from no
     /// page or one of Kakapo's own origins.
-    static func browserRefusal(_ request: HTTPRequest, listening: ListeningAddress, pipeline: RequestPipeline)
+    static func browserRefusal(_ request: HTTP.Request, listening: ListeningAddress, pipeline: RequestPipeline)
         -> ProxyAnswer?
     {
         if let token = pipeline.configuration.adminToken, request.headers["Authorization"] == "Bearer " + token {
@@ -123,7 +123,7 @@ enum AdminEndpoints {
 
     /// Why a request that changes something may not have come from Kakapo's own tools: a body that is not
     /// JSON, or a foreign `Origin`. Nil for reads and for requests that pass.
-    private static func mutationRefusal(_ request: HTTPRequest, listening: ListeningAddress) -> String? {
+    private static func mutationRefusal(_ request: HTTP.Request, listening: ListeningAddress) -> String? {
         guard request.method != .get, request.method != .head, request.method != .options else { return nil }
         if let origin = request.headers["Origin"], !listening.isOwnOrigin(origin) {
             return "Origin \"\(origin)\" is not Kakapo's own (a web page's request?)"
@@ -144,7 +144,7 @@ enum AdminEndpoints {
     /// `/__kakapo/sessions` (open, list) and `/__kakapo/sessions/{id}` (end) when sessions are enabled: they
     /// read and write files, so they are answered later, one at a time, on the sessions' queue. Nil for every
     /// other request, and for requests the admin rules refuse (`answer` refuses them).
-    static func sessionAnswer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline)
+    static func sessionAnswer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline)
         -> (queue: DispatchQueue, answer: @Sendable () -> ProxyAnswer)?
     {
         let path = request.path
@@ -180,7 +180,7 @@ enum AdminEndpoints {
 
     /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,
     /// so they are answered later. Nil for every other request.
-    static func sharedStoreAnswer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline)
+    static func sharedStoreAnswer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline)
         -> (@Sendable () async -> ProxyAnswer)?
     {
         guard let shared = pipeline.resources.shared, request.path == "/__kakapo/store",
@@ -207,7 +207,7 @@ enum AdminEndpoints {
         }
     }
 
-    static func answer(_ request: HTTPRequest, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
+    static func answer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
         if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
         switch (request.method, request.path) {
         case (.get, "/__kakapo/health"):
@@ -242,7 +242,7 @@ enum AdminEndpoints {
             return answer(.json(["removed": .number(JSONNumber(removed))], status: 200))
         case (.delete, let path) where path.hasPrefix(routesPrefix) && path.count > routesPrefix.count:
             let id = String(path.dropFirst(routesPrefix.count)).removingPercentEncodingLeniently(plusAsSpace: false)
-            if pipeline.stubs.removeRuntimeRoute(id) { return answer(HTTPResponse(status: 204)) }
+            if pipeline.stubs.removeRuntimeRoute(id) { return answer(HTTP.Response(status: 204)) }
             if pipeline.stubs.isFileRoute(id) {
                 return answer(
                     .json(

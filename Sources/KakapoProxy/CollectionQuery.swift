@@ -31,7 +31,7 @@ struct CollectionQuery {
 
     /// Reads the query of `request`; throws a 400 for a malformed `_page`, `_limit` or `_like`, or for
     /// more than `mostParameters` parameters or `mostSortFields` sort fields.
-    init(_ request: HTTPRequest) throws(HTTPError) {
+    init(_ request: HTTP.Request) throws(HTTPError) {
         items = request.decodedQueryItems
         guard items.count <= CollectionQuery.mostParameters else {
             throw HTTPError(
@@ -92,7 +92,7 @@ struct CollectionQuery {
 
     /// The answer to a list request over `entities` (in store order); a 400 when the `_like` patterns
     /// would cost more than `patternBudget` over them.
-    func respond(_ entities: [JSONValue], request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+    func respond(_ entities: [JSONValue], request: HTTP.Request) throws(HTTPError) -> HTTP.Response {
         var budget = CollectionQuery.patternBudget
         var selected: [JSONValue] = []
         for entity in entities {
@@ -116,7 +116,7 @@ struct CollectionQuery {
             }.map(\.element)
         }
         let total = selected.count
-        var headers = HTTPHeaders()
+        var headers = HTTP.Headers()
         if page != nil || limit != nil {
             let perPage = limit ?? 10
             let current = page ?? 1
@@ -132,7 +132,7 @@ struct CollectionQuery {
             }
         }
         headers.add(name: "Content-Type", value: "application/json")
-        return HTTPResponse(status: 200, headers: headers, body: JSONWriter().write(.array(selected)))
+        return HTTP.Response(status: 200, headers: headers, body: JSONWriter().write(.array(selected)))
     }
 
     /// Whether `entity` passes every filter; nil when `budget` runs out.
@@ -171,7 +171,7 @@ struct CollectionQuery {
     }
 
     /// `<...?_page=1&_limit=10>; rel="first", ...`, keeping the other query parameters.
-    private func links(current: Int, last: Int, perPage: Int, request: HTTPRequest) -> String {
+    private func links(current: Int, last: Int, perPage: Int, request: HTTP.Request) -> String {
         let (host, path) = RouterRegistry.hostAndPath(request)
         // The Host comes from the client: only a well-formed authority goes into the header, else the
         // links are relative.

@@ -36,7 +36,7 @@ struct CollectionResource: Sendable {
 
     /// What `request` asks of this collection; nil when `path` is neither the collection nor one of its
     /// items, an error for a request it refuses (bad body, method not allowed).
-    func operation(_ request: HTTPRequest, path: String) -> Result<CollectionOperation, HTTPError>? {
+    func operation(_ request: HTTP.Request, path: String) -> Result<CollectionOperation, HTTPError>? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == segments.count || parts.count == segments.count + 1 else { return nil }
         for (have, want) in zip(parts, segments)
@@ -65,8 +65,8 @@ struct CollectionResource: Sendable {
     }
 
     /// The answer to `operation` once it has been carried out.
-    func respond(to request: HTTPRequest, _ operation: CollectionOperation, _ outcome: CollectionOutcome)
-        -> HTTPResponse
+    func respond(to request: HTTP.Request, _ operation: CollectionOperation, _ outcome: CollectionOutcome)
+        -> HTTP.Response
     {
         do throws(HTTPError) {
             switch (operation, outcome) {
@@ -74,7 +74,7 @@ struct CollectionResource: Sendable {
                 return try CollectionQuery(request).respond(documents.map { .object($0) }, request: request)
             case (.insert, .document(let created?)):
                 let id = StoreCollection.id(of: created, idField: idField) ?? ""
-                var response = HTTPResponse.entity(created, status: 201)
+                var response = HTTP.Response.entity(created, status: 201)
                 response.headers.add(name: "Location", value: definition.path + "/" + id.percentEncodedForQuery())
                 return response
             case (.insert(let document), .conflict):
@@ -86,7 +86,7 @@ struct CollectionResource: Sendable {
                         + "\(idField) to get a new one")
             case (.delete(let id), .deleted(let deleted)):
                 guard deleted else { throw notFound(id) }
-                return HTTPResponse(status: 204)
+                return HTTP.Response(status: 204)
             case (.find(let id), .document(let found)), (.replace(let id, _), .document(let found)),
                 (.merge(let id, _), .document(let found)):
                 guard let found else { throw notFound(id) }
@@ -140,7 +140,7 @@ struct CollectionResource: Sendable {
         }
     }
 
-    private func body(of request: HTTPRequest, id: String?, partial: Bool = false) throws(HTTPError) -> JSONObject {
+    private func body(of request: HTTP.Request, id: String?, partial: Bool = false) throws(HTTPError) -> JSONObject {
         let value: JSONValue
         do {
             value = try JSONParser.parse(request.body)
@@ -158,7 +158,7 @@ struct CollectionResource: Sendable {
         HTTPError(status: 404, message: "no entity with \(idField) \"\(id)\" in \(definition.path)")
     }
 
-    private func notAllowed(_ request: HTTPRequest, allowed: String) -> HTTPError {
+    private func notAllowed(_ request: HTTP.Request, allowed: String) -> HTTPError {
         HTTPError(status: 405, message: "\(request.method) is not served at \(request.path); use \(allowed)")
     }
 }
@@ -188,10 +188,10 @@ enum CollectionStorage: Sendable {
     case shared(any SharedDocumentStore, name: String)
 }
 
-extension HTTPResponse {
+extension HTTP.Response {
     /// A compact JSON answer holding one entity.
-    static func entity(_ object: JSONObject, status: Int) -> HTTPResponse {
-        HTTPResponse(
+    static func entity(_ object: JSONObject, status: Int) -> HTTP.Response {
+        HTTP.Response(
             status: status, headers: ["Content-Type": "application/json"], body: JSONWriter().write(.object(object)))
     }
 }

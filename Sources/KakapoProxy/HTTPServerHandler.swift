@@ -165,7 +165,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard pipeline.configuration.mode == .passthrough else { return nil }
         let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
         guard chunked || (length ?? 0) > 1 << 20 else { return nil }
-        let probe = HTTPRequest(method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, origin: origin)
+        let probe = HTTP.Request(method: HTTP.Method(head.method.rawValue), target: head.uri, origin: origin)
         guard pipeline.streamsBody(of: probe) else { return nil }
         let stream = RequestBodyStream(length: chunked ? nil : length)
         let channel = context.channel
@@ -225,10 +225,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         func listening() -> ListeningAddress {
             ListeningAddress(configuredHost: configuredHost, local: context.channel.localAddress)
         }
-        let headers = KakapoHTTP.HTTPHeaders(
-            head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
-        var addressed = HTTPRequest(
-            method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body,
+        let headers = HTTP.Headers(
+            head.headers.map { HTTP.Headers.Field(name: $0.name, value: $0.value) })
+        var addressed = HTTP.Request(
+            method: HTTP.Method(head.method.rawValue), target: head.uri, headers: headers, body: body,
             origin: origin)
         if let session { addressed.headers.replaceOrAdd(name: "X-Kakapo-Session", value: session) }
         if origin == nil, settings.forward != nil, !head.uri.hasPrefix("/") {
@@ -306,7 +306,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Sends the answer to a request, on the event loop, and journals the request.
     private func finish(
-        _ answer: ProxyAnswer, for head: HTTPRequestHead, request: HTTPRequest, started: NIODeadline,
+        _ answer: ProxyAnswer, for head: HTTPRequestHead, request: HTTP.Request, started: NIODeadline,
         context: ChannelHandlerContext
     ) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -443,8 +443,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         var session: String?
         if let sessions = pipeline.sessions {
             session = SessionRegistry.sessionID(
-                in: KakapoHTTP.HTTPHeaders(
-                    head.headers.map { KakapoHTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) }))
+                in: HTTP.Headers(
+                    head.headers.map { HTTP.Headers.Field(name: $0.name, value: $0.value) }))
             if let id = session, !sessions.isOpen(id) {
                 answerConnect(with: SessionRegistry.unknown(id), status: .notFound, context: context)
                 return

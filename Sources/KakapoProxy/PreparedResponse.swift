@@ -24,7 +24,7 @@ struct PreparedResponse: Sendable {
 
     /// Prepares `response`. `method` says which request it answers when it is sent once (only those
     /// headers are built); nil prepares it for both HEAD and the rest (a recorded answer, sent many times).
-    init(_ response: HTTPResponse, source: ResponseSource, for method: NIOHTTP1.HTTPMethod? = nil) {
+    init(_ response: HTTP.Response, source: ResponseSource, for method: NIOHTTP1.HTTPMethod? = nil) {
         status = HTTPResponseStatus(statusCode: response.status)
         bodyless = response.status < 200 || response.status == 204 || response.status == 304
         let needsHead = method == nil || method == .HEAD
@@ -58,12 +58,12 @@ struct PreparedResponse: Sendable {
     }
 
     /// The body of `response` (the one this was prepared from) for the wire.
-    func body(of response: HTTPResponse) -> ByteBuffer { sharedBody ?? ByteBuffer(bytes: response.body) }
+    func body(of response: HTTP.Response) -> ByteBuffer { sharedBody ?? ByteBuffer(bytes: response.body) }
 
     /// Headers for an answer sent piece by piece: hop-by-hop fields dropped, `X-Kakapo-Source` added. An
     /// event stream goes out with chunked framing (its length dropped); another body keeps the length
     /// the upstream announced, if any, so a download shows its progress.
-    static func streamingHeaders(_ response: HTTPResponse, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
+    static func streamingHeaders(_ response: HTTP.Response, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
         var headers = NIOHTTP1.HTTPHeaders()
         let keepsLength = !response.headers.announcesEventStream
         for field in HopByHopHeaders.removing(from: response.headers)

@@ -5,7 +5,7 @@ import KakapoUpstream
 
 /// A response together with the layer that produced it, and how to deliver it.
 public struct ProxyAnswer: Sendable {
-    public var response: HTTPResponse
+    public var response: HTTP.Response
     public var source: ResponseSource
     /// How long the server waits before delivering (a route's latency); it never blocks a thread.
     public var delay: Duration = .zero
@@ -21,12 +21,12 @@ public struct ProxyAnswer: Sendable {
     /// `response` has its status and headers only.
     var live: LiveResponse?
 
-    public init(response: HTTPResponse, source: ResponseSource) {
+    public init(response: HTTP.Response, source: ResponseSource) {
         self.response = response
         self.source = source
     }
 
-    init(response: HTTPResponse, source: ResponseSource, prepared: PreparedResponse?) {
+    init(response: HTTP.Response, source: ResponseSource, prepared: PreparedResponse?) {
         self.response = response
         self.source = source
         self.prepared = prepared
@@ -34,7 +34,7 @@ public struct ProxyAnswer: Sendable {
 
     /// What a declarative route decided. A failed connection is journaled with status 0.
     init(_ answer: StubAnswer) {
-        self.init(response: answer.response ?? HTTPResponse(status: 0), source: .route)
+        self.init(response: answer.response ?? HTTP.Response(status: 0), source: .route)
         delay = answer.delay
         fault = answer.fault
     }

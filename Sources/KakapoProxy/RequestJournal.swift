@@ -91,7 +91,7 @@ public final class RequestJournal: Sendable {
     }
 
     private static func path(of target: String) -> String {
-        RouterRegistry.hostAndPath(HTTPRequest(method: .get, target: target)).1
+        RouterRegistry.hostAndPath(HTTP.Request(method: .get, target: target)).1
     }
 
     private func append(_ entry: Entry, path: String) {

@@ -64,7 +64,7 @@ public final class RequestPipeline: Sendable {
     /// Answers `request`. `completion` runs exactly once, on this thread for answers that need no I/O,
     /// or on an upstream worker thread.
     public func handle(
-        _ request: HTTPRequest, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
+        _ request: HTTP.Request, fromLoopback: Bool, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         if Self.isAdmin(request) {
             if let (queue, later) = AdminEndpoints.sessionAnswer(request, fromLoopback: fromLoopback, pipeline: self) {
@@ -164,7 +164,7 @@ public final class RequestPipeline: Sendable {
     /// (Kakapo in process): waits out a route's latency and journals the request. The answer may carry
     /// a `fault` instead of a response; the caller turns it into its own kind of failure.
     /// A streamed answer comes back whole, once the upstream is done.
-    public func answer(_ request: HTTPRequest) async -> ProxyAnswer {
+    public func answer(_ request: HTTP.Request) async -> ProxyAnswer {
         let (answer, body) = await withCheckedContinuation { continuation in
             answerStreaming(request) { continuation.resume(returning: ($0, $1)) }
         }
@@ -186,7 +186,7 @@ public final class RequestPipeline: Sendable {
     /// as `streamTiming` says, whose whole body is in the answer too). The body is nil for any other
     /// answer. The request is journaled when the answer's head is ready, as the server does.
     public func answerStreaming(
-        _ request: HTTPRequest, completion: @escaping @Sendable (ProxyAnswer, StreamedBody?) -> Void
+        _ request: HTTP.Request, completion: @escaping @Sendable (ProxyAnswer, StreamedBody?) -> Void
     ) {
         let started = ContinuousClock.now
         handle(request, fromLoopback: true) { [self] answer in
@@ -218,7 +218,7 @@ public final class RequestPipeline: Sendable {
 
     /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
     @discardableResult
-    func journal(_ request: HTTPRequest, _ answer: ProxyAnswer, milliseconds: Double) -> String {
+    func journal(_ request: HTTP.Request, _ answer: ProxyAnswer, milliseconds: Double) -> String {
         let url = configuration.redactor.redactedURL(of: request)
         journal.append(
             .init(
@@ -244,7 +244,7 @@ public final class RequestPipeline: Sendable {
 
     /// Runs a handler in a task of its own, so the event loop never waits for it.
     private func answer(
-        _ request: HTTPRequest, with match: RouteMatch, source: ResponseSource,
+        _ request: HTTP.Request, with match: RouteMatch, source: ResponseSource,
         completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         Task {
@@ -256,14 +256,14 @@ public final class RequestPipeline: Sendable {
     /// Whether `request` is for the admin API. The target starts with the path (or is absolute-form,
     /// which is never an admin request); requests addressed to another host (a forward proxy's) never are
     /// either.
-    static func isAdmin(_ request: HTTPRequest) -> Bool {
+    static func isAdmin(_ request: HTTP.Request) -> Bool {
         request.origin == nil && request.target.hasPrefix(AdminEndpoints.prefix)
     }
 
     /// Whether a request's body may go upstream as it arrives instead of being read whole first: only
     /// where nothing else could answer it or needs its body (passthrough, no routes, no Store, not an
     /// admin request), so a large upload costs no memory.
-    func streamsBody(of request: HTTPRequest) -> Bool {
+    func streamsBody(of request: HTTP.Request) -> Bool {
         configuration.mode == .passthrough && upstream != nil
             && !Self.isAdmin(request) && sessions == nil
             && !routes.hasRoutes && !stubs.hasRoutes && !resources.registry.hasRoutes && !resources.hasCollections
@@ -271,7 +271,8 @@ public final class RequestPipeline: Sendable {
 
     /// Sends a request whose body is still arriving straight upstream (see `streamsBody(of:)`).
     func forward(
-        _ request: HTTPRequest, streaming body: RequestBodyStream, completion: @escaping @Sendable (ProxyAnswer) -> Void
+        _ request: HTTP.Request, streaming body: RequestBodyStream,
+        completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         guard let upstream else {
             completion(miss(request))
@@ -283,7 +284,7 @@ public final class RequestPipeline: Sendable {
     }
 
     private func forward(
-        _ request: HTTPRequest, through upstream: UpstreamClient, replacing: Bool, recording session: CassetteSession?,
+        _ request: HTTP.Request, through upstream: UpstreamClient, replacing: Bool, recording session: CassetteSession?,
         bodyStream: RequestBodyStream? = nil, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         var escaped = request
@@ -365,14 +366,14 @@ public final class RequestPipeline: Sendable {
     }
 
     /// A forwarded request's URL for a log line: where it went, with secret query values redacted.
-    private static func loggedURL(of prepared: HTTPRequest, upstream: UpstreamClient, redactor: Redactor) -> String {
+    private static func loggedURL(of prepared: HTTP.Request, upstream: UpstreamClient, redactor: Redactor) -> String {
         let url = redactor.redactedURL(of: prepared)
         return prepared.origin == nil ? (upstream.url?.description ?? "") + url : url
     }
 
     /// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, whether it speaks
     /// TLS, the target there and the `Host` to send; nil when this mode does not forward.
-    func tunnelDestination(for request: HTTPRequest) -> WebSocketDestination? {
+    func tunnelDestination(for request: HTTP.Request) -> WebSocketDestination? {
         guard configuration.mode.usesUpstream, let upstream else { return nil }
         let url: String
         if let origin = request.origin {
@@ -417,7 +418,7 @@ public final class RequestPipeline: Sendable {
         return store
     }
 
-    private func recordedSeed(_ resource: ResourceDefinition, method: HTTPMethod, target: String) throws(RoutesError)
+    private func recordedSeed(_ resource: ResourceDefinition, method: HTTP.Method, target: String) throws(RoutesError)
         -> [JSONObject]
     {
         func failure(_ message: String) -> RoutesError {
@@ -451,7 +452,7 @@ public final class RequestPipeline: Sendable {
     /// bounded (`MissReport.comparedLimit`), but on a large cassette still too long for an event loop, and
     /// misses answered one at a time on their own queue never hold back hits.
     private func answerMiss(
-        _ request: HTTPRequest, in testSession: TestSession?, completion: @escaping @Sendable (ProxyAnswer) -> Void
+        _ request: HTTP.Request, in testSession: TestSession?, completion: @escaping @Sendable (ProxyAnswer) -> Void
     ) {
         guard session != nil || testSession != nil else {
             completion(miss(request))
@@ -460,7 +461,7 @@ public final class RequestPipeline: Sendable {
         missQueue.async { [self] in completion(miss(request, in: testSession)) }
     }
 
-    func miss(_ request: HTTPRequest, in testSession: TestSession? = nil) -> ProxyAnswer {
+    func miss(_ request: HTTP.Request, in testSession: TestSession? = nil) -> ProxyAnswer {
         var body: JSONValue
         if let testSession {
             body = testSession.cassette.missReport(for: request).json
@@ -500,17 +501,17 @@ public final class RequestPipeline: Sendable {
     }
 }
 
-extension HTTPResponse {
+extension HTTP.Response {
     /// A JSON response laid out for people (these are errors and reports, read in terminals and logs),
     /// with a trailing newline.
-    static func json(_ value: JSONValue, status: Int) -> HTTPResponse {
+    static func json(_ value: JSONValue, status: Int) -> HTTP.Response {
         var bytes = JSONWriter(layout: .readable).write(value)
         bytes.append(UInt8(ascii: "\n"))
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
+        return HTTP.Response(status: status, headers: ["Content-Type": "application/json"], body: bytes)
     }
 
     /// `{"error": message}` with the error's status.
-    static func error(_ error: any HTTPResponseError) -> HTTPResponse {
+    static func error(_ error: any HTTPResponseError) -> HTTP.Response {
         .json(["error": .string(error.message)], status: error.status)
     }
 }

@@ -99,7 +99,7 @@ final class SessionRegistry: Sendable {
 
     /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
     /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
-    func select(_ request: inout HTTPRequest) -> Selection {
+    func select(_ request: inout HTTP.Request) -> Selection {
         guard let id = Self.sessionID(in: request.headers) else { return .none }
         request.headers.remove(name: "X-Kakapo-Session")
         request.headers.remove(name: "Proxy-Authorization")
@@ -108,7 +108,7 @@ final class SessionRegistry: Sendable {
     }
 
     /// The session id request headers carry; nil when they carry none.
-    static func sessionID(in headers: HTTPHeaders) -> String? {
+    static func sessionID(in headers: HTTP.Headers) -> String? {
         if let header = headers["X-Kakapo-Session"] {
             return String(header.trimmingCharacters(in: .whitespaces).prefix(128))
         }
@@ -129,7 +129,7 @@ final class SessionRegistry: Sendable {
     /// Opens a session as `POST /__kakapo/sessions` asks: 201 with its id and how to use it, 400 naming
     /// what is wrong, 409 when another open session records into the same file.
     /// `ownStore` makes the routes-file resources afresh, for a session that asks for its own Store.
-    func open(_ body: [UInt8], ownStore: () -> StoreResources) -> HTTPResponse {
+    func open(_ body: [UInt8], ownStore: () -> StoreResources) -> HTTP.Response {
         let request: SessionRequest
         do {
             request = try SessionRequest(body, defaultMode: defaultMode, defaultMatching: defaultMatching)
@@ -153,7 +153,7 @@ final class SessionRegistry: Sendable {
                             + ", but this server has none: start it with --upstream URL or --proxy")
                 ], status: 400)
         }
-        let refusal: HTTPResponse? = state.withLock { state in
+        let refusal: HTTP.Response? = state.withLock { state in
             if state.closed { return .json(["error": "the server is shutting down"], status: 503) }
             if state.sessions.count >= Self.maximumSessions {
                 return .json(
@@ -186,7 +186,7 @@ final class SessionRegistry: Sendable {
         }
         state.withLock { $0.sessions[session.id] = session }
         logger.info("session \(session.id) opened: \(request.cassette) in mode \(mode.rawValue)")
-        var response = HTTPResponse.json(
+        var response = HTTP.Response.json(
             [
                 "id": .string(session.id), "cassette": .string(request.cassette), "mode": .string(mode.rawValue),
                 "proxy": .string("http://\(session.id):@127.0.0.1:\(port.withLock { $0 } ?? 0)"),
@@ -219,7 +219,7 @@ final class SessionRegistry: Sendable {
 
     /// Ends session `id` as `DELETE /__kakapo/sessions/{id}` asks: saves what it recorded and answers its
     /// summary; 404 naming the id when no open session has it.
-    func close(_ id: String) -> HTTPResponse {
+    func close(_ id: String) -> HTTP.Response {
         guard let session = state.withLock({ $0.sessions.removeValue(forKey: id) }) else {
             return .json(["error": .string(Self.unknown(String(id.prefix(128))))], status: 404)
         }

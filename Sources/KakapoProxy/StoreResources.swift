@@ -161,7 +161,7 @@ public final class StoreResources: Sendable {
     /// Whether any json-server style collection is served.
     var hasCollections: Bool { collections.withLock { !$0.isEmpty } }
 
-    func answerCollection(_ request: HTTPRequest) -> CollectionAnswer? {
+    func answerCollection(_ request: HTTP.Request) -> CollectionAnswer? {
         guard collectionCount.load(ordering: .acquiring) > 0 else { return nil }
         let (_, path) = RouterRegistry.hostAndPath(request)
         for resource in collections.withLock({ $0 }) + typedCollections.withLock({ $0 }) {
@@ -209,6 +209,6 @@ public final class StoreResources: Sendable {
 
 /// A collection resource's answer: ready now (memory), or after the shared store has answered.
 enum CollectionAnswer: Sendable {
-    case now(HTTPResponse)
-    case later(@Sendable () async -> HTTPResponse)
+    case now(HTTP.Response)
+    case later(@Sendable () async -> HTTP.Response)
 }

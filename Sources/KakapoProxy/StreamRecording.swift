@@ -21,7 +21,7 @@ enum StreamRecording: Sendable, Equatable {
 
     /// How the answer with `headers` is recorded; `.whole` when nothing is recorded (`recording` false),
     /// so an endless stream in passthrough keeps nothing.
-    static func of(_ headers: HTTPHeaders, recording: Bool) -> StreamRecording {
+    static func of(_ headers: HTTP.Headers, recording: Bool) -> StreamRecording {
         guard recording else { return .whole }
         if headers.announcesEventStream { return .events }
         if headers["Content-Length"] != nil { return .whole }

@@ -5,19 +5,19 @@ import KakapoJSON
 /// The request a route handler gets: path parameters, decoded query items, headers and the body.
 public struct Request: Sendable {
     /// The request as it arrived.
-    public let http: HTTPRequest
+    public let http: HTTP.Request
     /// The path relative to the router's base URL.
     public let path: String
     public let parameters: RouteParameters
 
-    public init(http: HTTPRequest, path: String, parameters: RouteParameters) {
+    public init(http: HTTP.Request, path: String, parameters: RouteParameters) {
         self.http = http
         self.path = path
         self.parameters = parameters
     }
 
-    public var method: HTTPMethod { http.method }
-    public var headers: HTTPHeaders { http.headers }
+    public var method: HTTP.Method { http.method }
+    public var headers: HTTP.Headers { http.headers }
     /// The body bytes.
     public var body: [UInt8] { http.body }
     /// The body as UTF-8 text.

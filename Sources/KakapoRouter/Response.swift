@@ -36,20 +36,20 @@ public struct Response: CustomSerializable {
 
     /// The HTTP response: JSON gets `Content-Type: application/json` unless the header fields say
     /// otherwise. Header names are written in ascending order, so output is deterministic.
-    public var httpResponse: HTTPResponse {
-        var headers = HTTPHeaders()
+    public var httpResponse: HTTP.Response {
+        var headers = HTTP.Headers()
         for (name, value) in (headerFields ?? [:]).sorted(by: { $0.key < $1.key }) {
             headers.add(name: name, value: value)
         }
-        if let bytes { return HTTPResponse(status: statusCode, headers: headers, body: bytes) }
-        guard let json = serialized() else { return HTTPResponse(status: statusCode, headers: headers) }
+        if let bytes { return HTTP.Response(status: statusCode, headers: headers, body: bytes) }
+        guard let json = serialized() else { return HTTP.Response(status: statusCode, headers: headers) }
         if !headers.contains("Content-Type") { headers.add(name: "Content-Type", value: "application/json") }
-        return HTTPResponse(status: statusCode, headers: headers, body: JSONWriter().write(json))
+        return HTTP.Response(status: statusCode, headers: headers, body: JSONWriter().write(json))
     }
 
     /// The HTTP response for any handler result: a `Response` as it says, any other value as 200 JSON,
     /// nothing as 200 with an empty body.
-    public static func http(for result: (any Serializable)?) -> HTTPResponse {
+    public static func http(for result: (any Serializable)?) -> HTTP.Response {
         if let response = result as? Response { return response.httpResponse }
         if let document = result as? JSONAPIErrorDocument {
             return Response(

@@ -6,7 +6,7 @@ import KakapoHTTP
 /// costs the depth of the path, not the number of routes.
 struct RouteTrie: Sendable {
     struct Entry: Sendable {
-        let method: HTTPMethod?
+        let method: HTTP.Method?
         let pattern: RoutePattern
         let handler: RouteHandler
     }
@@ -61,7 +61,7 @@ struct RouteTrie: Sendable {
     }
 
     /// The route for `method` and the path `segments`, with what it captured.
-    func match(method: HTTPMethod, segments: [Substring]) -> (Entry, RouteParameters)? {
+    func match(method: HTTP.Method, segments: [Substring]) -> (Entry, RouteParameters)? {
         var captured: [String] = []
         guard let (entry, rest) = search(root, segments[...], method: method, captured: &captured) else { return nil }
         var values: [String: String] = [:]
@@ -77,7 +77,7 @@ struct RouteTrie: Sendable {
 
     /// Depth-first with backtracking, in priority order; `captured` holds parameter and `*` values.
     private func search(
-        _ node: Node, _ segments: ArraySlice<Substring>, method: HTTPMethod, captured: inout [String]
+        _ node: Node, _ segments: ArraySlice<Substring>, method: HTTP.Method, captured: inout [String]
     ) -> (Entry, [String])? {
         guard let segment = segments.first else {
             if let entry = pick(node.entries, method) { return (entry, []) }
@@ -101,7 +101,7 @@ struct RouteTrie: Sendable {
     }
 
     /// The entry for `method`, then one for any method; HEAD is served by GET when it has no route.
-    private func pick(_ entries: [Entry], _ method: HTTPMethod) -> Entry? {
+    private func pick(_ entries: [Entry], _ method: HTTP.Method) -> Entry? {
         if entries.isEmpty { return nil }
         if let exact = entries.first(where: { $0.method == method }) { return exact }
         if let any = entries.first(where: { $0.method == nil }) { return any }

@@ -38,7 +38,7 @@ public final class Router: Sendable {
 
     /// Registers `handler` for `method` (nil for any method) and `pattern`. An invalid pattern is
     /// reported by `validate()`, which the server calls when it starts.
-    public func on(_ pattern: String, method: HTTPMethod?, handler: @escaping RouteHandler) {
+    public func on(_ pattern: String, method: HTTP.Method?, handler: @escaping RouteHandler) {
         registrations.add(1, ordering: .releasing)
         state.withLock { state in
             state.trie = nil
@@ -91,7 +91,7 @@ public final class Router: Sendable {
     }
 
     /// The handler for a request whose path (relative to the base) is `path`.
-    func match(method: HTTPMethod, path: String) -> RouteMatch? {
+    func match(method: HTTP.Method, path: String) -> RouteMatch? {
         guard case .success(let trie) = trie() else { return nil }
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard let (entry, parameters) = trie.match(method: method, segments: segments) else { return nil }
@@ -113,9 +113,9 @@ public struct RouteMatch: Sendable {
     public let path: String
 
     /// Runs the handler and turns its result into an HTTP response; errors become JSON error answers.
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func respond(to request: HTTP.Request) async -> HTTP.Response {
         let latency = router.latency
-        let response: HTTPResponse
+        let response: HTTP.Response
         do {
             let result = try await handler(Request(http: request, path: path, parameters: parameters))
             response = Response.http(for: result)
@@ -126,7 +126,7 @@ public struct RouteMatch: Sendable {
         return response
     }
 
-    static func errorResponse(_ error: any Error, pattern: RoutePattern, method: HTTPMethod) -> HTTPResponse {
+    static func errorResponse(_ error: any Error, pattern: RoutePattern, method: HTTP.Method) -> HTTP.Response {
         let status: Int
         let message: String
         if let known = error as? any HTTPResponseError {
@@ -137,7 +137,7 @@ public struct RouteMatch: Sendable {
             message = "\(error)"
         }
         let body: JSONValue = ["error": .string(message), "route": .string("\(method) \(pattern)")]
-        return HTTPResponse(
+        return HTTP.Response(
             status: status, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body))
     }
 }

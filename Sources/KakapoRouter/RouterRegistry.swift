@@ -41,7 +41,7 @@ public final class RouterRegistry: Sendable {
 
     /// The route for `request`, or nil to pass it on to the next layer. Absolute-form targets
     /// (`GET http://api.test.com/v1/users`, as sent to a forward proxy) carry their own host.
-    public func match(_ request: HTTPRequest) -> RouteMatch? {
+    public func match(_ request: HTTP.Request) -> RouteMatch? {
         let (host, path) = RouterRegistry.hostAndPath(request)
         for scopedRouter in scoped.withLock({ $0 }) {
             if let relative = scopedRouter.base.relativePath(host: host, path: path),
@@ -54,7 +54,7 @@ public final class RouterRegistry: Sendable {
     }
 
     /// The host a request names (absolute-form target, else `Host`) and its path without the query.
-    package static func hostAndPath(_ request: HTTPRequest) -> (String?, String) {
+    package static func hostAndPath(_ request: HTTP.Request) -> (String?, String) {
         let path = request.path
         // Origin-form targets (the usual case) start with '/'; only absolute-form ones need parsing.
         if path.utf8.first != UInt8(ascii: "/"), path.hasPrefix("http"), let separator = path.range(of: "://") {

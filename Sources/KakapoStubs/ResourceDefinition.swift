@@ -12,7 +12,7 @@ public struct ResourceDefinition: Equatable, Sendable {
         /// These objects, from the routes file or a JSON file it names.
         case documents([JSONObject])
         /// The JSON array answered by the recording of `METHOD TARGET` in the loaded cassette.
-        case cassette(method: HTTPMethod, target: String)
+        case cassette(method: HTTP.Method, target: String)
     }
 
     /// The collection's path, such as `/todos`; items are at `/todos/{id}`.
@@ -78,7 +78,7 @@ public struct ResourceDefinition: Equatable, Sendable {
             guard parts.count == 2, parts[1].hasPrefix("/") else {
                 throw request.error("expected a recorded request as \"METHOD /path\", such as \"GET /todos\"")
             }
-            seed = .cassette(method: HTTPMethod(parts[0].uppercased()), target: String(parts[1]))
+            seed = .cassette(method: HTTP.Method(parts[0].uppercased()), target: String(parts[1]))
         }
     }
 

@@ -16,7 +16,7 @@ struct ResponseTemplate: Sendable {
     let headers: [(String, Template)]
     let body: Body
     /// The whole answer, when nothing in it depends on the request.
-    let constant: HTTPResponse?
+    let constant: HTTP.Response?
 
     static let keys = ["status", "headers", "json", "text", "base64", "file"]
 
@@ -88,9 +88,9 @@ struct ResponseTemplate: Sendable {
 
     /// The answer to one request. A header whose rendered value would hold CR, LF or NUL (a tag fed from
     /// the request, such as `{{query.x}}`) throws: such a value would split the header section.
-    func render(_ context: TemplateContext) throws(HeaderValueError) -> HTTPResponse {
+    func render(_ context: TemplateContext) throws(HeaderValueError) -> HTTP.Response {
         if let constant { return constant }
-        var fields = HTTPHeaders()
+        var fields = HTTP.Headers()
         for (name, value) in headers {
             let text = value.constantText ?? value.render(context)
             guard ResponseTemplate.isHeaderValue(text) else { throw HeaderValueError(name: name) }
@@ -103,12 +103,12 @@ struct ResponseTemplate: Sendable {
         case .json(let template): bytes = JSONWriter().write(template.render(context))
         case .text(let template): template.render(context, into: &bytes)
         }
-        return HTTPResponse(status: status, headers: fields, body: bytes)
+        return HTTP.Response(status: status, headers: fields, body: bytes)
     }
 
     /// The answer of a response without tags.
-    private static func constantResponse(status: Int, headers: [(String, Template)], body: Body) -> HTTPResponse {
-        var fields = HTTPHeaders()
+    private static func constantResponse(status: Int, headers: [(String, Template)], body: Body) -> HTTP.Response {
+        var fields = HTTP.Headers()
         for (name, value) in headers { fields.add(name: name, value: value.literalText) }
         let bytes: [UInt8]
         switch body {
@@ -117,7 +117,7 @@ struct ResponseTemplate: Sendable {
         case .json(let template): bytes = JSONWriter().write(template.constantValue)
         case .text(let template): bytes = Array(template.literalText.utf8)
         }
-        return HTTPResponse(status: status, headers: fields, body: bytes)
+        return HTTP.Response(status: status, headers: fields, body: bytes)
     }
 
     private static func template(_ text: String, at node: DefinitionNode, scope: TemplateScope) throws(RoutesError)

@@ -10,7 +10,7 @@ public final class Stub: Sendable {
     public let id: String
     /// The route object as it was written.
     public let definition: JSONValue
-    let method: HTTPMethod?
+    let method: HTTP.Method?
     let base: BaseURL?
     let pattern: RoutePattern
     let conditions: [RequestCondition]
@@ -38,7 +38,7 @@ public final class Stub: Sendable {
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0 == "-" }) else {
                 throw method.error("expected an HTTP method such as GET or POST")
             }
-            self.method = name == "ANY" ? nil : HTTPMethod(name)
+            self.method = name == "ANY" ? nil : HTTP.Method(name)
         } else {
             method = nil
         }
@@ -96,7 +96,7 @@ public final class Stub: Sendable {
     }
 
     /// The parameters the route captures from the request, when its method, host and path fit.
-    func match(method requestMethod: HTTPMethod, host: String?, path: String) -> RouteParameters? {
+    func match(method requestMethod: HTTP.Method, host: String?, path: String) -> RouteParameters? {
         if let method, method != requestMethod, !(method == .get && requestMethod == .head) { return nil }
         var relative = path
         if let base {
@@ -118,7 +118,7 @@ public final class Stub: Sendable {
                 let body: JSONValue = ["error": "fault injected by the route", "route": .string(id)]
                 return StubAnswer(
                     route: id,
-                    response: HTTPResponse(
+                    response: HTTP.Response(
                         status: status, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
                     fault: nil, delay: delay)
             }
@@ -135,7 +135,7 @@ public final class Stub: Sendable {
             let body: JSONValue = ["error": .string(error.message), "route": .string(id)]
             return StubAnswer(
                 route: id,
-                response: HTTPResponse(
+                response: HTTP.Response(
                     status: 500, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
                 fault: nil, delay: delay, problem: error.message)
         }
@@ -150,7 +150,7 @@ public struct StubAnswer: Sendable {
     /// The id of the route that answered.
     public let route: String
     /// The response; nil when the connection fails instead.
-    public let response: HTTPResponse?
+    public let response: HTTP.Response?
     public let fault: Fault.Kind?
     /// How long to wait before answering or failing.
     public let delay: Duration
@@ -158,7 +158,7 @@ public struct StubAnswer: Sendable {
     /// value fed CR or LF by the request), for the server to log; nil otherwise.
     public let problem: String?
 
-    init(route: String, response: HTTPResponse?, fault: Fault.Kind?, delay: Duration, problem: String? = nil) {
+    init(route: String, response: HTTP.Response?, fault: Fault.Kind?, delay: Duration, problem: String? = nil) {
         self.route = route
         self.response = response
         self.fault = fault

@@ -31,7 +31,7 @@ public final class StubRegistry: Sendable {
     public var table: StubTable { state.withLock { $0.table } }
 
     /// The answer of the first route that takes `request`, or nil.
-    public func answer(_ request: HTTPRequest) -> StubAnswer? {
+    public func answer(_ request: HTTP.Request) -> StubAnswer? {
         guard hasRoutes else { return nil }
         return table.answer(request)
     }

@@ -25,7 +25,7 @@ public struct StubTable: Sendable {
     public var isEmpty: Bool { stubs.isEmpty }
 
     /// The answer of the first route that takes `request`, or nil to pass it to the next layer.
-    public func answer(_ request: HTTPRequest) -> StubAnswer? {
+    public func answer(_ request: HTTP.Request) -> StubAnswer? {
         guard !stubs.isEmpty else { return nil }
         let (host, path) = RouterRegistry.hostAndPath(request)
         var context: TemplateContext?

@@ -6,7 +6,7 @@ import KakapoRouter
 /// What a template can read from one request: path parameters, query, headers and the JSON body
 /// (parsed at most once, and only when a tag or a condition needs it).
 final class TemplateContext {
-    let request: HTTPRequest
+    let request: HTTP.Request
     /// The parameters of the route being tried.
     var parameters: RouteParameters
     private var parsedQuery: [QueryItem]?
@@ -15,7 +15,7 @@ final class TemplateContext {
     private var answerUUID: String?
     private var answerTime: String?
 
-    init(request: HTTPRequest, parameters: RouteParameters) {
+    init(request: HTTP.Request, parameters: RouteParameters) {
         self.request = request
         self.parameters = parameters
     }

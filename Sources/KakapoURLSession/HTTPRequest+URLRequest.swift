@@ -5,7 +5,7 @@ import KakapoHTTP
     import FoundationNetworking
 #endif
 
-extension HTTPRequest {
+extension HTTP.Request {
     /// The request a `URLRequest` would put on the wire: method, path and query as encoded, its headers
     /// with `Host` from the URL, and the body from `httpBody` or read whole from `httpBodyStream`.
     init(_ request: URLRequest) throws {
@@ -14,7 +14,7 @@ extension HTTPRequest {
         }
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
-        var headers = HTTPHeaders()
+        var headers = HTTP.Headers()
         if let host = components.host {
             headers.add(name: "Host", value: host + (components.port.map { ":\($0)" } ?? ""))
         }
@@ -24,9 +24,9 @@ extension HTTPRequest {
         }
         var body = request.httpBody.map { Array($0) } ?? []
         if body.isEmpty, let stream = request.httpBodyStream {
-            body = try HTTPRequest.read(stream)
+            body = try HTTP.Request.read(stream)
         }
-        self.init(method: HTTPMethod(request.httpMethod ?? "GET"), target: target, headers: headers, body: body)
+        self.init(method: HTTP.Method(request.httpMethod ?? "GET"), target: target, headers: headers, body: body)
     }
 
     /// Everything `stream` holds.

@@ -70,9 +70,9 @@ class KakapoURLProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
             return
         }
-        let converted: HTTPRequest
+        let converted: HTTP.Request
         do {
-            converted = try HTTPRequest(request)
+            converted = try HTTP.Request(request)
         } catch {
             client?.urlProtocol(self, didFailWithError: error)
             return
@@ -83,7 +83,7 @@ class KakapoURLProtocol: URLProtocol {
     /// Asks `owner` for the answer to `converted` (sent as `current`) and hands it to Foundation's client
     /// as it comes: a streamed body piece by piece, on the threads that deliver it (libcurl's, or
     /// Dispatch's for a recorded stream), never waiting on Swift's cooperative pool.
-    private func load(_ converted: HTTPRequest, as current: URLRequest, owner: ProxyServer, redirects: Int) {
+    private func load(_ converted: HTTP.Request, as current: URLRequest, owner: ProxyServer, redirects: Int) {
         // URLProtocol is not Sendable; Foundation expects its client to be called from any thread.
         nonisolated(unsafe) let loader = self
         guard redirects < KakapoURLProtocol.maximumRedirects else {
@@ -99,7 +99,7 @@ class KakapoURLProtocol: URLProtocol {
                 // corelibs Foundation cannot take a redirect from a protocol (it traps), so the
                 // redirect is followed here, as URLSession's default policy would.
                 if let next = KakapoURLProtocol.redirect(answer.response, from: current),
-                    let nextRequest = try? HTTPRequest(next)
+                    let nextRequest = try? HTTP.Request(next)
                 {
                     body?.cancel()
                     loader.load(nextRequest, as: next, owner: owner, redirects: redirects + 1)
@@ -165,7 +165,7 @@ class KakapoURLProtocol: URLProtocol {
 
     /// The request a redirect leads to, or nil when `response` is not one: 303, and 301 or 302 after a
     /// POST, become a GET without a body, as browsers and URLSession do.
-    static func redirect(_ response: HTTPResponse, from request: URLRequest) -> URLRequest? {
+    static func redirect(_ response: HTTP.Response, from request: URLRequest) -> URLRequest? {
         guard (300..<400).contains(response.status), response.status != 304, let base = request.url,
             let location = response.headers["Location"], let target = URL(string: location, relativeTo: base)
         else { return nil }
@@ -190,7 +190,7 @@ class KakapoURLProtocol: URLProtocol {
 
     /// The response as the task gets it: a compressed body decompressed (and its encoding and length
     /// dropped), as URLSession does for a client over a socket.
-    static func decoded(_ response: HTTPResponse) -> HTTPResponse {
+    static func decoded(_ response: HTTP.Response) -> HTTP.Response {
         var response = response
         let (content, coding) = ContentCoding.decoding(response.body, headers: response.headers)
         if coding != nil {

@@ -17,7 +17,7 @@ final class CurlHandle {
     /// Which transfer the handle carries (a loop numbers them).
     var serial = 0
     /// Told the result when the transfer ends.
-    var completion: (@Sendable (Result<HTTPResponse, UpstreamError>) -> Void)?
+    var completion: (@Sendable (Result<HTTP.Response, UpstreamError>) -> Void)?
 
     init?() {
         CurlHandle.globalInit
@@ -47,7 +47,7 @@ final class CurlHandle {
     /// `UpstreamStreamEvent`); their bodies are kept for the completion only with `keepsStreamedBody`.
     /// `resumer` continues the transfer after a listener paused it.
     func start(
-        _ request: HTTPRequest, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]?,
+        _ request: HTTP.Request, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]?,
         keepsStreamedBody: Bool, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?,
         bodyStream: RequestBodyStream? = nil, resumer: TransferResumer
     ) {
@@ -133,7 +133,7 @@ final class CurlHandle {
     }
 
     /// The transfer ended with `code`: its result. The handle is then free for the next transfer.
-    func finish(_ code: CURLcode) -> Result<HTTPResponse, UpstreamError> {
+    func finish(_ code: CURLcode) -> Result<HTTP.Response, UpstreamError> {
         defer { release() }
         guard let sink else {
             return .failure(UpstreamError(code: .other, message: "no transfer was started"))
@@ -143,7 +143,7 @@ final class CurlHandle {
         }
         var status = 0
         _ = kakapo_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return .success(HTTPResponse(status: status, headers: sink.responseHeaders(), body: sink.body))
+        return .success(HTTP.Response(status: status, headers: sink.responseHeaders(), body: sink.body))
     }
 
     /// Drops the transfer without a result (the loop is shutting down).
@@ -161,7 +161,7 @@ final class CurlHandle {
 
     /// The header lines to send: every end-to-end header of the prepared request, plus empty headers that
     /// stop libcurl from adding its own (`Accept`, `Expect`, a form `Content-Type`).
-    static func headerLines(for request: HTTPRequest) -> [String] {
+    static func headerLines(for request: HTTP.Request) -> [String] {
         var lines: [String] = []
         for field in request.headers where !field.name.caseInsensitiveEquals("Content-Length") {
             // "Name;" is libcurl's way to send a header with an empty value.
@@ -222,7 +222,7 @@ final class ResponseSink {
     let limit: Int
     let timeout: Double
     /// The fields of the response being read, in wire order.
-    private var fields = HTTPHeaders()
+    private var fields = HTTP.Headers()
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
@@ -254,7 +254,7 @@ final class ResponseSink {
     private let allowed: Duration
     /// `responseHeaders()` as last worked out, until another header line arrives: the end of the header
     /// section and the end of the exchange both need it.
-    private var parsedHeaders: HTTPHeaders?
+    private var parsedHeaders: HTTP.Headers?
 
     init(
         configuration: UpstreamConfiguration, bodyExpected: Bool, keepsStreamedBody: Bool, resumer: TransferResumer
@@ -277,7 +277,7 @@ final class ResponseSink {
         // established`): keep only the last response's fields.
         parsedHeaders = nil
         if line.starts(with: "HTTP/".utf8) {
-            fields = HTTPHeaders()
+            fields = HTTP.Headers()
             // "HTTP/1.1 200 OK": the (three) digits after the first space.
             var code = 0
             if let space = line.firstIndex(of: 0x20) {
@@ -352,7 +352,7 @@ final class ResponseSink {
         streaming = true
         keeping = keepsStreamedBody
         lastActivity = .now
-        if onStream(.head(HTTPResponse(status: status, headers: headers), resumer)) == .stop { stopped = true }
+        if onStream(.head(HTTP.Response(status: status, headers: headers), resumer)) == .stop { stopped = true }
     }
 
     /// What became of body bytes libcurl delivered.
@@ -438,7 +438,7 @@ final class ResponseSink {
     }
 
     /// The final response's fields without hop-by-hop ones; libcurl has already de-chunked the body.
-    func responseHeaders() -> HTTPHeaders {
+    func responseHeaders() -> HTTP.Headers {
         if let parsedHeaders { return parsedHeaders }
         let final = HopByHopHeaders.removing(from: fields)
         parsedHeaders = final

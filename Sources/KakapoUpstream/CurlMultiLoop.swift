@@ -15,7 +15,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     // @unchecked Sendable: `incoming`, `resuming` and `stopped` are only touched with `lock` held; the
     // rest only on the loop's thread.
     struct Job {
-        let request: HTTPRequest
+        let request: HTTP.Request
         let url: String
         /// Whether a streamed answer's body is kept for the completion.
         let keepsStreamedBody: Bool
@@ -23,7 +23,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
         /// A body still arriving from the client, sent as it comes; nil sends `request.body`.
         var bodyStream: RequestBodyStream? = nil
-        let completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+        let completion: @Sendable (Result<HTTP.Response, UpstreamError>) -> Void
     }
 
     private let multi: UnsafeMutableRawPointer

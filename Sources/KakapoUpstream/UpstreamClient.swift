@@ -44,14 +44,14 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Where `request` goes: its own origin when it names one, else the base URL; nil when neither.
-    public func destination(of request: HTTPRequest) -> String? {
+    public func destination(of request: HTTP.Request) -> String? {
         if let origin = request.origin { return origin }
         return url?.description
     }
 
     /// The request as it will go upstream: hop-by-hop headers dropped, `Host` set to the upstream's
     /// authority. This is also what a recording stores.
-    public func prepare(_ request: HTTPRequest) -> HTTPRequest {
+    public func prepare(_ request: HTTP.Request) -> HTTP.Request {
         var prepared = request
         var headers = HopByHopHeaders.removing(from: request.headers)
         if let origin = request.origin {
@@ -72,9 +72,9 @@ public final class UpstreamClient: Sendable {
     /// `keepsStreamedBody`. With a `bodyStream`, the body is sent as it arrives from the client instead
     /// of `prepared.body`.
     public func send(
-        _ prepared: HTTPRequest, bodyStream: RequestBodyStream? = nil, keepsStreamedBody: Bool = true,
+        _ prepared: HTTP.Request, bodyStream: RequestBodyStream? = nil, keepsStreamedBody: Bool = true,
         onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)? = nil,
-        completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+        completion: @escaping @Sendable (Result<HTTP.Response, UpstreamError>) -> Void
     ) {
         let target: String
         if let origin = prepared.origin {
@@ -99,7 +99,7 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Sends a prepared request and waits for the response.
-    public func send(_ prepared: HTTPRequest) async throws(UpstreamError) -> HTTPResponse {
+    public func send(_ prepared: HTTP.Request) async throws(UpstreamError) -> HTTP.Response {
         let result = await withCheckedContinuation { continuation in
             send(prepared) { continuation.resume(returning: $0) }
         }

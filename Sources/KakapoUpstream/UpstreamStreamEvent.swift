@@ -6,7 +6,7 @@ import KakapoHTTP
 public enum UpstreamStreamEvent: Sendable {
     /// The final status and headers (hop-by-hop fields dropped; the body is empty), and what continues
     /// the transfer after a pause.
-    case head(HTTPResponse, TransferResumer)
+    case head(HTTP.Response, TransferResumer)
     /// Body bytes, in order.
     case data([UInt8])
     /// The body outgrew `maximumResponseBytes`: it goes on streaming, but the completion's response no

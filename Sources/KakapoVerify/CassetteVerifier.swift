@@ -16,7 +16,7 @@ public struct CassetteVerifier: Sendable {
     public var comparison: ResponseComparison
     public var includeUnsafe: Bool
     /// Headers added to (or replacing) every request, such as `Authorization`.
-    public var extraHeaders: HTTPHeaders
+    public var extraHeaders: HTTP.Headers
     /// The rules live answers are redacted by.
     public var redactor: Redactor
 
@@ -24,7 +24,7 @@ public struct CassetteVerifier: Sendable {
 
     public init(
         comparison: ResponseComparison = ResponseComparison(), includeUnsafe: Bool = false,
-        extraHeaders: HTTPHeaders = [:], redactor: Redactor = Redactor()
+        extraHeaders: HTTP.Headers = [:], redactor: Redactor = Redactor()
     ) {
         self.comparison = comparison
         self.includeUnsafe = includeUnsafe
@@ -34,10 +34,10 @@ public struct CassetteVerifier: Sendable {
 
     /// The findings for each interaction, in order, and the live answers (redacted) of those that drifted.
     public func verify(_ cassette: Cassette, through upstream: UpstreamClient) async -> (
-        findings: [Drift], liveAnswers: [Int: (HTTPResponse, Double)]
+        findings: [Drift], liveAnswers: [Int: (HTTP.Response, Double)]
     ) {
         var findings: [Drift] = []
-        var live: [Int: (HTTPResponse, Double)] = [:]
+        var live: [Int: (HTTP.Response, Double)] = [:]
         for (position, interaction) in cassette.interactions.enumerated() {
             let request = interaction.request
             let method = request.method.rawValue
@@ -53,7 +53,7 @@ public struct CassetteVerifier: Sendable {
             for field in extraHeaders { headers.replaceOrAdd(name: field.name, value: field.value) }
             let started = ContinuousClock.now
             do {
-                let sent = HTTPRequest(
+                let sent = HTTP.Request(
                     method: request.method, target: request.target, headers: headers, body: request.body)
                 let raw = try await upstream.send(upstream.prepare(sent))
                 let elapsed = ContinuousClock.now - started

@@ -29,7 +29,7 @@ public struct ResponseComparison: Sendable {
     public init(ignoredPointers: [JSONPointer] = []) { self.ignoredPointers = ignoredPointers }
 
     /// What differs, one line each; empty when the answers agree.
-    public func differences(recorded: HTTPResponse, live: HTTPResponse) -> [String] {
+    public func differences(recorded: HTTP.Response, live: HTTP.Response) -> [String] {
         var found: [String] = []
         if recorded.status != live.status { found.append("status: \(recorded.status) recorded, \(live.status) now") }
         found += headerDifferences(recorded.headers, live.headers)
@@ -37,8 +37,8 @@ public struct ResponseComparison: Sendable {
         return found
     }
 
-    private func headerDifferences(_ recorded: HTTPHeaders, _ live: HTTPHeaders) -> [String] {
-        func relevant(_ headers: HTTPHeaders) -> [String: [String]] {
+    private func headerDifferences(_ recorded: HTTP.Headers, _ live: HTTP.Headers) -> [String] {
+        func relevant(_ headers: HTTP.Headers) -> [String: [String]] {
             var result: [String: [String]] = [:]
             for field in HopByHopHeaders.removing(from: headers) {
                 let name = field.name.lowercased()
@@ -127,7 +127,7 @@ public struct ResponseComparison: Sendable {
         return text.count > 80 ? String(text.prefix(77)) + "..." : text
     }
 
-    static func plainBody(_ response: HTTPResponse) -> [UInt8] {
+    static func plainBody(_ response: HTTP.Response) -> [UInt8] {
         ContentCoding.decoding(response.body, headers: response.headers).content
     }
 }

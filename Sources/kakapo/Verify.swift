@@ -66,7 +66,7 @@ struct Verify: AsyncParsableCommand {
             throw ExitCode(ExitStatus.invalidInput)
         }
         defer { client.shutdown() }
-        var extra = HTTPHeaders()
+        var extra = HTTP.Headers()
         for header in headers {
             let parts = header.split(separator: ":", maxSplits: 1)
             extra.add(name: parts[0].trimmingSpaces(), value: parts.count > 1 ? parts[1].trimmingSpaces() : "")

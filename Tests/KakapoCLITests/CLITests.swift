@@ -12,7 +12,8 @@ struct CLITests {
 
     static func upstream() async throws -> TestUpstream {
         try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "application/json", text: #"{"path":"\#(request.path)"}"#))
+            .response(
+                HTTP.Response(status: 200, contentType: "application/json", text: #"{"path":"\#(request.path)"}"#))
         }
     }
 
@@ -137,7 +138,8 @@ struct CLITests {
     func signalDuringBurst() async throws {
         let upstream = try await TestUpstream.start { request in
             .delayed(
-                seconds: 0.5, reply: .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path))
+                seconds: 0.5,
+                reply: .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
             )
         }
         let cassette = try Fixtures.temporaryDirectory() + "/burst.json"

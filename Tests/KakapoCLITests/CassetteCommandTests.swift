@@ -10,10 +10,10 @@ struct CassetteCommandTests {
         let path = try Fixtures.temporaryDirectory() + "/leaky.json"
         let cassette = Cassette(interactions: [
             Interaction(
-                request: HTTPRequest(
+                request: HTTP.Request(
                     method: .get, target: "/me?api_key=abcdef123",
-                    headers: HTTPHeaders([("Host", "api.test"), ("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9")])),
-                response: HTTPResponse(
+                    headers: HTTP.Headers([("Host", "api.test"), ("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9")])),
+                response: HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/json"],
                     body: Array(#"{"token":"Bearer eyJhbGciOiJIUzI1NiJ9"}"#.utf8)),
                 recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1)

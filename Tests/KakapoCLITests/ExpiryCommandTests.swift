@@ -10,8 +10,8 @@ struct ExpiryCommandTests {
     func strictStale() async throws {
         let path = try Fixtures.temporaryDirectory() + "/old.json"
         let old = Interaction(
-            request: HTTPRequest(method: .get, target: "/old", headers: ["Host": "api.test"]),
-            response: HTTPResponse(status: 200, contentType: "text/plain", text: "recorded in 2020"),
+            request: HTTP.Request(method: .get, target: "/old", headers: ["Host": "api.test"]),
+            response: HTTP.Response(status: 200, contentType: "text/plain", text: "recorded in 2020"),
             recordedAt: "2020-01-01T00:00:00.000Z", durationMilliseconds: 1)
         try CassetteFile.save(Cassette(interactions: [old]), to: path)
 

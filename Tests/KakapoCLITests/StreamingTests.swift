@@ -66,7 +66,7 @@ struct StreamingTests {
         let size = 200 << 20
         let upstream = try await TestUpstream.start { request in
             .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, contentType: "text/plain",
                     text: "received \(request.headers["X-Test-Body-Bytes"] ?? String(request.body.count)) bytes"))
         }
@@ -102,7 +102,7 @@ struct StreamingTests {
         let size = 512 << 20
         let upstream = try await TestUpstream.start { request in
             request.path == "/ok"
-                ? .response(HTTPResponse(status: 200, contentType: "text/plain", text: "ok"))
+                ? .response(HTTP.Response(status: 200, contentType: "text/plain", text: "ok"))
                 : .generated(size: size, announcesLength: false)
         }
         let server = try KakapoProcess([

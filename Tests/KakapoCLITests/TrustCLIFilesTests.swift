@@ -10,7 +10,7 @@ struct TrustCLIFilesTests {
     /// An upstream that answers JSON naming the path, with a short `X-Trace` header.
     static func upstream(bodyBytes: Int = 0) async throws -> TestUpstream {
         try await TestUpstream.start { request in
-            var response = HTTPResponse(
+            var response = HTTP.Response(
                 status: 200, contentType: "application/json",
                 text: #"{"path":"\#(request.path)","pad":"\#(String(repeating: "p", count: bodyBytes))"}"#)
             response.headers.add(name: "X-Trace", value: "v")

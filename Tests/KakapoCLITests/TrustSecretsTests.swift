@@ -40,12 +40,12 @@ struct TrustSecretsTests {
     static func api() async throws -> TestUpstream {
         try await TestUpstream.start { request in
             if request.path == "/oauth/token" {
-                var headers: HTTPHeaders = ["Content-Type": "application/json"]
+                var headers: HTTP.Headers = ["Content-Type": "application/json"]
                 headers.add(name: "X-Api-Token", value: "resp-hdr-api-4")
                 headers.add(name: "X-Session-Token", value: "resp-hdr-sess-5")
                 let body =
                     #"{"access_token": "resp-access-token-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "resp-refresh-token-2", "id_token": "\#(jwt)", "user": {"name": "Ada", "password": "resp-password-3"}}"#
-                return .response(HTTPResponse(status: 200, headers: headers, body: Array(body.utf8)))
+                return .response(HTTP.Response(status: 200, headers: headers, body: Array(body.utf8)))
             }
             var echoed = JSONObject()
             for field in request.headers { echoed.append(key: field.name, value: .string(field.value)) }
@@ -54,18 +54,18 @@ struct TrustSecretsTests {
                 "body": .string(String(decoding: request.body, as: UTF8.self)),
             ]
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/json"],
                     body: JSONWriter(layout: .readable).write(body)))
         }
     }
 
     /// Sends every leaked credential, with `salt` in each value so a replay can send other ones.
-    static func sendAll(_ client: TestClient, salt: String = "") async throws -> [HTTPResponse] {
-        var answers: [HTTPResponse] = []
+    static func sendAll(_ client: TestClient, salt: String = "") async throws -> [HTTP.Response] {
+        var answers: [HTTP.Response] = []
         answers.append(
             try await client.send(
-                .get, "/me", headers: HTTPHeaders(headerSecrets.map { ($0.0, $0.1 + salt) })))
+                .get, "/me", headers: HTTP.Headers(headerSecrets.map { ($0.0, $0.1 + salt) })))
         let query = querySecrets.map { "\($0.0)=\($0.1)\(salt)" }.joined(separator: "&")
         answers.append(try await client.send(.get, "/files/report.pdf?page=2&" + query))
         let form = formSecrets.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\(salt)" }.joined(separator: "&")
@@ -140,26 +140,26 @@ struct TrustSecretsTests {
             #"{"access_token": "resp-access-token-1", "id_token": "\#(Self.jwt)", "user": {"password": "resp-password-3"}}"#
         let interactions: [Interaction] = [
             Interaction(
-                request: HTTPRequest(method: .get, target: "/me", headers: HTTPHeaders(Self.headerSecrets)),
-                response: HTTPResponse(status: 200, headers: ["X-Session-Token": "resp-hdr-sess-5"], body: []),
+                request: HTTP.Request(method: .get, target: "/me", headers: HTTP.Headers(Self.headerSecrets)),
+                response: HTTP.Response(status: 200, headers: ["X-Session-Token": "resp-hdr-sess-5"], body: []),
                 recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1),
             Interaction(
-                request: HTTPRequest(method: .get, target: "/x?" + query),
-                response: HTTPResponse(status: 204, headers: [:], body: []),
+                request: HTTP.Request(method: .get, target: "/x?" + query),
+                response: HTTP.Response(status: 204, headers: [:], body: []),
                 recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1),
             Interaction(
-                request: HTTPRequest(
+                request: HTTP.Request(
                     method: .post, target: "/oauth/token",
                     headers: ["Content-Type": "application/x-www-form-urlencoded"],
                     body: Array("refresh_token=form-refresh-123&client_assertion=form-assertion-456".utf8)),
-                response: HTTPResponse(
+                response: HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/json"], body: Array(tokenBody.utf8)),
                 recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1),
             Interaction(
-                request: HTTPRequest(
+                request: HTTP.Request(
                     method: .post, target: "/login", headers: ["Content-Type": "application/json"],
                     body: Array(#"{"password": "json-password-1", "apiKey": "json-apikey-333"}"#.utf8)),
-                response: HTTPResponse(status: 204, headers: [:], body: []),
+                response: HTTP.Response(status: 204, headers: [:], body: []),
                 recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1),
         ]
         try CassetteFile.save(Cassette(interactions: interactions), to: path)
@@ -231,7 +231,7 @@ struct TrustSecretsTests {
             let client = try TestClient(port: try await recorder.waitUntilListening())
             _ = try await client.send(
                 .get, "/me?page=2&lang=en",
-                headers: HTTPHeaders([
+                headers: HTTP.Headers([
                     ("X-API-Token", "hdr-api-token-111"), ("X-Trace", "trace-42"), ("Accept", "text/plain"),
                 ]))
             _ = try await client.send(
@@ -261,7 +261,7 @@ struct TrustSecretsTests {
             let body =
                 #"{"user": "ada", "session": "s-\#(UUID().uuidString.prefix(8))", "seen": "\#(auth)"}"#
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: status.withLock { $0 }, headers: ["Content-Type": "application/json"],
                     body: Array(body.utf8)))
         }

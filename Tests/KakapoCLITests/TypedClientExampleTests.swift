@@ -19,12 +19,12 @@ struct TypedClientExampleTests {
             let users =
                 #"[{"id": "1", "name": "Live Ada", "email": "a@x"}, {"id": "2", "name": "Live Grace", "email": "g@x"}]"#
             switch request.path {
-            case "/users": return .response(HTTPResponse(status: 200, contentType: "application/json", text: users))
+            case "/users": return .response(HTTP.Response(status: 200, contentType: "application/json", text: users))
             case "/users/1":
                 return .response(
-                    HTTPResponse(
+                    HTTP.Response(
                         status: 200, contentType: "application/json", text: #"{"id": "1", "name": "Live Ada"}"#))
-            default: return .response(HTTPResponse(status: 404, contentType: "application/json", text: "{}"))
+            default: return .response(HTTP.Response(status: 404, contentType: "application/json", text: "{}"))
             }
         }
         defer { Task { await api.stop() } }

@@ -13,28 +13,28 @@ struct VerifyCommandTests {
         let version = Mutex(1)
         let calls = Mutex(0)
 
-        func reply(_ request: HTTPRequest) -> TestUpstream.Reply {
+        func reply(_ request: HTTP.Request) -> TestUpstream.Reply {
             let version = self.version.withLock { $0 }
             let call = calls.withLock { count in
                 count += 1
                 return count
             }
             let stamp = String(format: "2026-11-22T10:%02d:%02d.000Z", call % 60, call % 60)
-            var headers: HTTPHeaders = ["Content-Type": "application/json", "X-Version": version == 1 ? "1" : "2"]
+            var headers: HTTP.Headers = ["Content-Type": "application/json", "X-Version": version == 1 ? "1" : "2"]
             headers.add(name: "X-Request-Id", value: UUID().uuidString)
             switch request.path {
             case "/users/1":
                 let name = version == 1 ? "Ada" : "Ada L"
                 let body =
                     #"{"id": "1", "name": "\#(name)", "updatedAt": "\#(stamp)", "session": "\#(UUID().uuidString)", "meta": {"requestId": "r\#(call)", "build": \#(version)}}"#
-                return .response(HTTPResponse(status: 200, headers: headers, body: Array(body.utf8)))
+                return .response(HTTP.Response(status: 200, headers: headers, body: Array(body.utf8)))
             case "/status":
-                return .response(HTTPResponse(status: version == 1 ? 200 : 503, contentType: "text/plain", text: "ok"))
+                return .response(HTTP.Response(status: version == 1 ? 200 : 503, contentType: "text/plain", text: "ok"))
             case "/items" where request.method == .post:
                 return .response(
-                    HTTPResponse(status: 201, contentType: "application/json", text: #"{"id": "\#(call)"}"#))
+                    HTTP.Response(status: 201, contentType: "application/json", text: #"{"id": "\#(call)"}"#))
             default:
-                return .response(HTTPResponse(status: 200, headers: headers, body: Array(#"[1, 2, 3]"#.utf8)))
+                return .response(HTTP.Response(status: 200, headers: headers, body: Array(#"[1, 2, 3]"#.utf8)))
             }
         }
     }

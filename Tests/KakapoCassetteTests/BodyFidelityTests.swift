@@ -6,13 +6,13 @@ import Testing
 
 @Suite("Body fidelity")
 struct BodyFidelityTests {
-    static func roundTrip(_ body: [UInt8], headers: HTTPHeaders = ["Content-Type": "application/json"]) throws -> (
+    static func roundTrip(_ body: [UInt8], headers: HTTP.Headers = ["Content-Type": "application/json"]) throws -> (
         stored: String, replayed: [UInt8]
     ) {
         let cassette = Cassette(interactions: [
             Interaction(
-                request: HTTPRequest(method: .get, target: "/"),
-                response: HTTPResponse(status: 200, headers: headers, body: body), recordedAt: "",
+                request: HTTP.Request(method: .get, target: "/"),
+                response: HTTP.Response(status: 200, headers: headers, body: body), recordedAt: "",
                 durationMilliseconds: 0)
         ])
         let bytes = CassetteCodec.encodeFile(cassette)

@@ -9,23 +9,23 @@ struct CassetteFileTests {
     static func sample() -> Cassette {
         Cassette(interactions: [
             Interaction(
-                request: HTTPRequest(
+                request: HTTP.Request(
                     method: .post, target: "/users?x=1",
-                    headers: HTTPHeaders([("Host", "api.test"), ("Content-Type", "application/json")]),
+                    headers: HTTP.Headers([("Host", "api.test"), ("Content-Type", "application/json")]),
                     body: Array(#"{"name":"Ada"}"#.utf8)),
-                response: HTTPResponse(
+                response: HTTP.Response(
                     status: 201,
-                    headers: HTTPHeaders([("Content-Type", "application/json"), ("X-Id", "1"), ("X-Id", "2")]),
+                    headers: HTTP.Headers([("Content-Type", "application/json"), ("X-Id", "1"), ("X-Id", "2")]),
                     body: Array("{\"id\":\"1\"}\n".utf8)),
                 recordedAt: "2026-11-22T06:30:00.000Z", durationMilliseconds: 12.5),
             Interaction(
-                request: HTTPRequest(method: .get, target: "/logo.png", headers: ["Host": "api.test"]),
-                response: HTTPResponse(
+                request: HTTP.Request(method: .get, target: "/logo.png", headers: ["Host": "api.test"]),
+                response: HTTP.Response(
                     status: 200, headers: ["Content-Type": "image/png"], body: [0x89, 0x50, 0x4E, 0x47, 0, 1, 2]),
                 recordedAt: "2026-11-22T06:30:01.000Z", durationMilliseconds: 3),
             Interaction(
-                request: HTTPRequest(method: .delete, target: "/users/1"),
-                response: HTTPResponse(status: 204),
+                request: HTTP.Request(method: .delete, target: "/users/1"),
+                response: HTTP.Response(status: 204),
                 recordedAt: "2026-11-22T06:30:02.000Z", durationMilliseconds: 1),
         ])
     }

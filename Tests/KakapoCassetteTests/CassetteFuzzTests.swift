@@ -72,9 +72,9 @@ struct MatcherFuzzTests {
             let body = Bool.random(using: &random) ? #"{"n":\#(Int.random(in: 0...3, using: &random)),"k":"v"}"# : ""
             interactions.append(
                 Interaction(
-                    request: HTTPRequest(
+                    request: HTTP.Request(
                         method: Bool.random(using: &random) ? .get : .post, target: target, body: Array(body.utf8)),
-                    response: HTTPResponse(status: 200), recordedAt: "", durationMilliseconds: 0))
+                    response: HTTP.Response(status: 200), recordedAt: "", durationMilliseconds: 0))
         }
         var index = InteractionIndex()
         for (position, interaction) in interactions.enumerated() { index.insert(interaction, at: position) }
@@ -93,7 +93,7 @@ struct MatcherFuzzTests {
                 UInt8.random(in: 32...126, using: &random)
             }
             let target = "/" + String(decoding: bytes, as: UTF8.self)
-            _ = index.play(HTTPRequest(method: .get, target: target, body: bytes))
+            _ = index.play(HTTP.Request(method: .get, target: target, body: bytes))
         }
     }
 }

@@ -61,7 +61,7 @@ struct CassetteJournalTests {
         let path = try temporaryPath()
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let interaction = Interaction(
-            request: HTTPRequest(method: .get, target: "/a"), response: HTTPResponse(status: 204),
+            request: HTTP.Request(method: .get, target: "/a"), response: HTTP.Response(status: 204),
             recordedAt: "2026-11-23T00:00:00.000Z", durationMilliseconds: 1)
         let entry = CassetteJournal.entry(interaction: CassetteCodec.encodeChunk(interaction), replacing: false)
         try Data(entry).write(to: URL(fileURLWithPath: CassetteJournal.path(for: path)))

@@ -5,7 +5,7 @@ import Testing
 struct HopByHopHeadersTests {
     @Test("the fixed names in any case and the fields Connection lists are dropped; the rest keep their order")
     func removal() {
-        let headers = HTTPHeaders([
+        let headers = HTTP.Headers([
             ("Content-Type", "application/json"), ("CONNECTION", "keep-alive, X-Private ,x-other"),
             ("Keep-Alive", "timeout=5"), ("x-private", "1"), ("TE", "trailers"), ("Transfer-Encoding", "chunked"),
             ("X-Other", "2"), ("Trailer", "X"), ("Upgrade", "h2c"), ("Proxy-Connection", "keep-alive"),
@@ -18,7 +18,7 @@ struct HopByHopHeadersTests {
 
     @Test("headers without any hop-by-hop field come back as they are")
     func nothingToDrop() {
-        let headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", "3"), ("X-Connection", "no")])
+        let headers = HTTP.Headers([("Content-Type", "text/plain"), ("Content-Length", "3"), ("X-Connection", "no")])
         #expect(HopByHopHeaders.removing(from: headers) == headers)
     }
 }

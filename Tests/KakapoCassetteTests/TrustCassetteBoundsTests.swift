@@ -11,8 +11,8 @@ struct TrustCassetteBoundsTests {
         Cassette(
             interactions: (0..<count).map { index in
                 Interaction(
-                    request: HTTPRequest(method: .get, target: "/items/\(index)?page=\(index % 7)"),
-                    response: HTTPResponse(status: 200), recordedAt: "", durationMilliseconds: 0)
+                    request: HTTP.Request(method: .get, target: "/items/\(index)?page=\(index % 7)"),
+                    response: HTTP.Response(status: 200), recordedAt: "", durationMilliseconds: 0)
             })
     }
 
@@ -22,10 +22,10 @@ struct TrustCassetteBoundsTests {
         var interactions = cassette.interactions
         interactions.append(
             Interaction(
-                request: HTTPRequest(method: .post, target: "/orders/7?page=2"), response: HTTPResponse(status: 201),
+                request: HTTP.Request(method: .post, target: "/orders/7?page=2"), response: HTTP.Response(status: 201),
                 recordedAt: "", durationMilliseconds: 0))
         let report = MissReport(
-            request: HTTPRequest(method: .post, target: "/orders/7?page=3"),
+            request: HTTP.Request(method: .post, target: "/orders/7?page=3"),
             cassette: Cassette(interactions: interactions),
             redactor: Redactor())
         #expect(report.compared == MissReport.comparedLimit)
@@ -33,16 +33,17 @@ struct TrustCassetteBoundsTests {
         #expect(report.nearest.first?.differences == ["query parameter page: 3 here, 2 recorded"])
         // The same path, another method, comes next; then paths one segment away.
         let near = MissReport(
-            request: HTTPRequest(method: .get, target: "/items/49999?page=3"), cassette: cassette, redactor: Redactor())
+            request: HTTP.Request(method: .get, target: "/items/49999?page=3"), cassette: cassette, redactor: Redactor()
+        )
         #expect(near.nearest.map(\.position).first == 49_999)
     }
 
     @Test("the rough first look agrees with the full comparison on host, method and path")
     func roughScoreIsALowerBound() {
-        let request = HTTPRequest(method: .get, target: "/a/b/c?x=1")
+        let request = HTTP.Request(method: .get, target: "/a/b/c?x=1")
         for target in ["/a/b/c", "/a/b", "/a/x/c?y=2", "/", "//a//b/c", "/a/b/c/d/e?x=1&x=2"] {
-            for method in [HTTPMethod.get, .post] {
-                let recorded = HTTPRequest(method: method, target: target)
+            for method in [HTTP.Method.get, .post] {
+                let recorded = HTTP.Request(method: method, target: target)
                 let key = RequestKey(request, redactor: Redactor())
                 let full = MissReport.compare(
                     recorded, with: request, key: key, body: .empty, redactor: Redactor(), matching: MatchOptions())
@@ -67,7 +68,7 @@ struct TrustCassetteBoundsTests {
         #expect(!ContentCoding.gzip.decodesPastLimit(ContentCoding.gzip.encode(small)))
         #expect(ContentCoding.gzip.decoding([1, 2, 3]) == .invalid)
         // Stored as sent, with a note; loaded back byte for byte.
-        let headers: HTTPHeaders = ["Content-Encoding": "gzip"]
+        let headers: HTTP.Headers = ["Content-Encoding": "gzip"]
         let stored = BodyCoding.encode(bomb, headers: headers)
         #expect(stored?.objectValue?["undecoded"]?.stringValue?.contains("16 MiB") == true)
         #expect(stored?.objectValue?["base64"] != nil)

@@ -11,8 +11,8 @@ import Testing
 struct TrustCassetteFilesTests {
     static func interaction(_ target: String) -> Interaction {
         Interaction(
-            request: HTTPRequest(method: .get, target: target),
-            response: HTTPResponse(status: 200, body: Array("ok".utf8)),
+            request: HTTP.Request(method: .get, target: target),
+            response: HTTP.Response(status: 200, body: Array("ok".utf8)),
             recordedAt: "2026-11-23T00:00:00.000Z", durationMilliseconds: 1)
     }
 
@@ -247,8 +247,8 @@ struct TrustCassetteFilesTests {
         }
     }
 
-    static func randomHeaders(contentType: String?, using random: inout SeededRandom) -> HTTPHeaders {
-        var fields: [HTTPHeaders.Field] = []
+    static func randomHeaders(contentType: String?, using random: inout SeededRandom) -> HTTP.Headers {
+        var fields: [HTTP.Headers.Field] = []
         for _ in 0..<Int.random(in: 0...5, using: &random) {
             let name = ["X-Trace", "Accept", "Set-Cookie", "X-Empty", "x-lower", "X-Dup"].randomElement(using: &random)!
             // Mostly what a header can hold; now and then a line break or NUL, which no cassette can.
@@ -256,10 +256,10 @@ struct TrustCassetteFilesTests {
             if Int.random(in: 0..<25, using: &random) == 0 {
                 value += ["\r", "\n", "\0"].randomElement(using: &random)!
             }
-            fields.append(HTTPHeaders.Field(name: name, value: value))
+            fields.append(HTTP.Headers.Field(name: name, value: value))
         }
-        if let contentType { fields.append(HTTPHeaders.Field(name: "Content-Type", value: contentType)) }
-        return HTTPHeaders(fields)
+        if let contentType { fields.append(HTTP.Headers.Field(name: "Content-Type", value: contentType)) }
+        return HTTP.Headers(fields)
     }
 
     static func randomInteraction(using random: inout SeededRandom) -> Interaction {
@@ -274,10 +274,10 @@ struct TrustCassetteFilesTests {
         var responseBody = response.body
         if let chunks { responseBody = chunks.flatMap(\.bytes) }
         return Interaction(
-            request: HTTPRequest(
+            request: HTTP.Request(
                 method: [.get, .post, "PROPFIND"].randomElement(using: &random)!, target: target,
                 headers: randomHeaders(contentType: request.contentType, using: &random), body: request.body),
-            response: HTTPResponse(
+            response: HTTP.Response(
                 status: [200, 201, 204, 301, 404, 500].randomElement(using: &random)!,
                 headers: randomHeaders(
                     contentType: chunks == nil ? response.contentType : "text/event-stream", using: &random),

@@ -54,8 +54,8 @@ struct TrustSecretsNamesTests {
         let body =
             #"{"note": "see \#(jwt)", "link": "https://s3/x?X-Amz-Signature=abcdef0123456789&X-Amz-Date=20260101", "owner": "AKIAIOSFODNN7EXAMPLE", "words": "Bearer authentication and Basic information"}"#
         let interaction = Interaction(
-            request: HTTPRequest(method: .get, target: "/a?next=\(jwt)&page=2"),
-            response: HTTPResponse(
+            request: HTTP.Request(method: .get, target: "/a?next=\(jwt)&page=2"),
+            response: HTTP.Response(
                 status: 200, headers: ["Content-Type": "application/json", "X-Trace": "Bearer abc.def-123456"],
                 body: Array(body.utf8)),
             recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1)
@@ -73,10 +73,10 @@ struct TrustSecretsNamesTests {
     @Test("a form secret echoed in the response body is replaced there too; --no-redact keeps a name")
     func echoesAndKept() {
         let interaction = Interaction(
-            request: HTTPRequest(
+            request: HTTP.Request(
                 method: .post, target: "/register", headers: ["Content-Type": "application/x-www-form-urlencoded"],
                 body: Array("user=ada&passwd=s3cret-value".utf8)),
-            response: HTTPResponse(
+            response: HTTP.Response(
                 status: 400, headers: ["Content-Type": "text/html"],
                 body: Array("<p>s3cret-value is too weak</p>".utf8)),
             recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1)

@@ -68,7 +68,7 @@ struct ClientTests {
                 request.queryItems.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
             let status = query["status"].flatMap(Int.init) ?? 200
             let reply = TestUpstream.Reply.response(
-                HTTPResponse(
+                HTTP.Response(
                     status: status, contentType: "application/octet-stream",
                     text: String(decoding: request.body, as: UTF8.self)))
             if let delay = query["delay"].flatMap(Double.init) { return .delayed(seconds: delay / 1000, reply: reply) }
@@ -84,7 +84,7 @@ struct ClientTests {
         defer { Task { await upstream.stop() } }
         let client = Provider<TestAPI>()
         var endpoint = Self.api(upstream)
-        func last() -> HTTPRequest { upstream.received.last! }
+        func last() -> HTTP.Request { upstream.received.last! }
 
         endpoint.path = "/users/a b/ü?#%"
         _ = try await client.request(endpoint)

@@ -16,15 +16,15 @@ struct HARExportTests {
 
     static let cassette = Cassette(interactions: [
         Interaction(
-            request: HTTPRequest(
+            request: HTTP.Request(
                 method: .post, target: "/login?next=%2Fhome",
                 headers: [
                     "Host": "api.example.com", "Content-Type": "application/x-www-form-urlencoded",
                     "Cookie": "session=abc; theme=dark",
                 ], body: Array("user=ada".utf8)),
-            response: HTTPResponse(
+            response: HTTP.Response(
                 status: 200,
-                headers: HTTPHeaders([
+                headers: HTTP.Headers([
                     ("Content-Type", "application/json"), ("Content-Encoding", "gzip"),
                     (
                         "Set-Cookie",
@@ -35,13 +35,13 @@ struct HARExportTests {
                 body: ContentCoding.gzip.encode(Array(#"{"ok":true}"#.utf8))),
             recordedAt: "2026-11-20T10:00:05.000Z", durationMilliseconds: 12.5),
         Interaction(
-            request: HTTPRequest(method: .get, target: "/events", headers: ["Host": "api.example.com"]),
-            response: HTTPResponse(
+            request: HTTP.Request(method: .get, target: "/events", headers: ["Host": "api.example.com"]),
+            response: HTTP.Response(
                 status: 200, headers: ["Content-Type": "text/event-stream"], body: chunks.joinedBytes),
             recordedAt: "2026-11-20T10:00:01.000Z", durationMilliseconds: 1_000, chunks: chunks),
         Interaction(
-            request: HTTPRequest(method: .get, target: "/font", headers: ["Host": "api.example.com"]),
-            response: HTTPResponse(
+            request: HTTP.Request(method: .get, target: "/font", headers: ["Host": "api.example.com"]),
+            response: HTTP.Response(
                 status: 200, headers: ["Content-Type": "font/woff2", "Content-Encoding": "br"],
                 body: [0x0B, 0x02, 0x80, 0x68, 0x69, 0x03]),
             recordedAt: "", durationMilliseconds: 0),

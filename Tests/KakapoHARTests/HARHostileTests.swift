@@ -82,8 +82,8 @@ struct HARHostileTests {
             + "; Expires=Wed, 02 Dec 2026 11:00:00 GMT; Expires=not a date"
         let cassette = Cassette(interactions: [
             Interaction(
-                request: HTTPRequest(method: .get, target: "/", headers: ["Host": "a.test"]),
-                response: HTTPResponse(status: 200, headers: HTTPHeaders([("Set-Cookie", header)]), body: []),
+                request: HTTP.Request(method: .get, target: "/", headers: ["Host": "a.test"]),
+                response: HTTP.Response(status: 200, headers: HTTP.Headers([("Set-Cookie", header)]), body: []),
                 recordedAt: "2026-11-20T10:00:00Z", durationMilliseconds: 1)
         ])
         let start = ContinuousClock.now

@@ -61,13 +61,13 @@ struct HARTests {
         try CassetteFile.save(again, to: directory + "/again.json")
         #expect(again.interactions.count == original.interactions.count)
 
-        func answers(_ cassette: String) async throws -> [HTTPResponse] {
+        func answers(_ cassette: String) async throws -> [HTTP.Response] {
             let server = try ProxyServer(
                 configuration: ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette))
             let client = try TestClient(port: try await server.start())
-            var results: [HTTPResponse] = []
+            var results: [HTTP.Response] = []
             for interaction in original.interactions {
-                var headers = HTTPHeaders()
+                var headers = HTTP.Headers()
                 headers.add(name: "Content-Type", value: interaction.request.headers["Content-Type"] ?? "")
                 results.append(
                     try await client.send(

@@ -60,12 +60,12 @@ struct SpecCheckTests {
     }
 
     static func exchange(
-        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = ["X-Tenant": "t1"], status: Int = 200,
+        _ method: HTTP.Method, _ target: String, headers: HTTP.Headers = ["X-Tenant": "t1"], status: Int = 200,
         type: String = "application/vnd.pets+json", body: JSONValue
     ) -> Interaction {
         Interaction(
-            request: HTTPRequest(method: method, target: target, headers: headers),
-            response: HTTPResponse(
+            request: HTTP.Request(method: method, target: target, headers: headers),
+            response: HTTP.Response(
                 status: status, headers: ["Content-Type": type], body: JSONWriter().write(body)),
             recordedAt: "2026-11-22T09:00:00.000Z", durationMilliseconds: 1)
     }
@@ -119,10 +119,10 @@ struct SpecCheckTests {
         #expect(checker.check(head, position: 0).problems == [])
         #expect(checker.check(head, position: 0).operation == "HEAD /users/{id}")
         let unexpected = Interaction(
-            request: HTTPRequest(
+            request: HTTP.Request(
                 method: .put, target: "/v1/users/1", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"id": 1, "name": "Ada", "email": "ada@example.com"}"#.utf8)),
-            response: HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Array("ok".utf8)),
+            response: HTTP.Response(status: 200, headers: ["Content-Type": "text/plain"], body: Array("ok".utf8)),
             recordedAt: "2026-11-22T09:00:00.000Z", durationMilliseconds: 1)
         // `default` declares no content: a body is not what the spec allows.
         #expect(
@@ -130,8 +130,8 @@ struct SpecCheckTests {
                 "the response has a 2-byte body but the spec declares no content for default"
             ])
         var missingBody = unexpected
-        missingBody.request = HTTPRequest(method: .post, target: "/v1/users")
-        missingBody.response = HTTPResponse(
+        missingBody.request = HTTP.Request(method: .post, target: "/v1/users")
+        missingBody.response = HTTP.Response(
             status: 400, headers: ["Content-Type": "application/json"], body: Array(#"{"error": "empty"}"#.utf8))
         #expect(checker.check(missingBody, position: 0).problems == ["missing the required request body"])
     }

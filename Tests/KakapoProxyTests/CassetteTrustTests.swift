@@ -15,11 +15,12 @@ struct CassetteTrustTests {
                 "url": .string(request.target), "headers": .object(headers),
                 "body": .string(String(decoding: request.body, as: UTF8.self)),
             ]
-            var reply = HTTPHeaders()
+            var reply = HTTP.Headers()
             reply.add(name: "Content-Type", value: "application/json")
             reply.add(name: "X-Echo-Authorization", value: request.headers["Authorization"] ?? "")
             reply.add(name: "Set-Cookie", value: "session=s3ss10n-value; Path=/; HttpOnly")
-            return .response(HTTPResponse(status: 200, headers: reply, body: JSONWriter(layout: .readable).write(body)))
+            return .response(
+                HTTP.Response(status: 200, headers: reply, body: JSONWriter(layout: .readable).write(body)))
         }
     }
 
@@ -33,7 +34,7 @@ struct CassetteTrustTests {
                 redactor: Redactor(jsonPointers: [JSONPointer("/password")!])))
         let answer = try await proxy.client.send(
             .post, "/login?api_key=k3y-abcdef&page=1",
-            headers: HTTPHeaders([
+            headers: HTTP.Headers([
                 ("Authorization", "Bearer t0ken-123456"), ("Cookie", "sid=c00kie-999; theme=dark"),
                 ("Content-Type", "application/json"),
             ]),
@@ -60,7 +61,7 @@ struct CassetteTrustTests {
         let player = try await ProxyHarness.replaying(cassette)
         let replayed = try await player.client.send(
             .post, "/login?api_key=another-key&page=1",
-            headers: HTTPHeaders([("Authorization", "Bearer other"), ("Content-Type", "application/json")]),
+            headers: HTTP.Headers([("Authorization", "Bearer other"), ("Content-Type", "application/json")]),
             body: Array(#"{"password":"different","user":"ada"}"#.utf8))
         #expect(replayed.status == 200 && replayed.source == "cassette")
         await player.stop()
@@ -104,7 +105,7 @@ struct CassetteTrustTests {
     func multipartAndForms() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/upload.json"
         let upstream = try await Self.echoUpstream()
-        func multipart(_ boundary: String, file: String) -> (HTTPHeaders, [UInt8]) {
+        func multipart(_ boundary: String, file: String) -> (HTTP.Headers, [UInt8]) {
             let body =
                 "--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n"
                 + "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
@@ -139,7 +140,7 @@ struct CassetteTrustTests {
         let directory = try Fixtures.temporaryDirectory()
         let upstream = try await TestUpstream.start { request in
             .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, contentType: "application/json", text: #"{"path":"\#(request.path)","n":[1,2]}"#))
         }
         for name in ["first.json", "second.json"] {
@@ -162,7 +163,7 @@ struct CassetteTrustTests {
     func handEdited() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/edit.json"
         let upstream = try await TestUpstream.start { _ in
-            .response(HTTPResponse(status: 200, contentType: "application/json", text: "{\n  \"title\": \"Old\"\n}\n"))
+            .response(HTTP.Response(status: 200, contentType: "application/json", text: "{\n  \"title\": \"Old\"\n}\n"))
         }
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
         _ = try await recorder.client.send(.get, "/post")

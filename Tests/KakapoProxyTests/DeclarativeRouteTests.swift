@@ -72,7 +72,7 @@ struct DeclarativeRouteTests {
                 ]}
                 """#)
         defer { Task { await harness.stop() } }
-        let auth: HTTPHeaders = ["Authorization": "Bearer x"]
+        let auth: HTTP.Headers = ["Authorization": "Bearer x"]
         #expect(try await harness.client.send(.get, "/search?q=exact").text == "exact")
         #expect(try await harness.client.send(.get, "/search?q=abbbc").text == "regex")
         // The regular expression must match the whole value.
@@ -95,7 +95,7 @@ struct DeclarativeRouteTests {
     @Test("routes answer before the Store, the cassette and the upstream; what they pass on reaches each in turn")
     func precedence() async throws {
         let upstream = try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: "upstream \(request.path)"))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "upstream \(request.path)"))
         }
         defer { Task { await upstream.stop() } }
         let cassette = try Fixtures.temporaryDirectory() + "/api.json"

@@ -29,7 +29,8 @@ struct DiskFaultTests {
         defer { disk.unmount() }
         let cassette = disk.path + "/c.json"
         let upstream = try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: String(repeating: "z", count: 20_000)))
+            .response(
+                HTTP.Response(status: 200, contentType: "text/plain", text: String(repeating: "z", count: 20_000)))
         }
         let proxy = try await ProxyHarness.recording(upstream, cassette: cassette)
         for index in 0..<6 {

@@ -37,7 +37,7 @@ struct DynamicFallbackTests {
         let cassette = try Fixtures.temporaryDirectory() + "/api.json"
         let upstream = try await TestUpstream.start { request in
             .response(
-                HTTPResponse(status: 200, contentType: "application/json", text: #"{"recorded":"\#(request.path)"}"#))
+                HTTP.Response(status: 200, contentType: "application/json", text: #"{"recorded":"\#(request.path)"}"#))
         }
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
         _ = try await recorder.client.send(.get, "/users/1")

@@ -9,8 +9,8 @@ import Testing
 @Suite("Escape matching")
 struct EscapeMatchingTests {
     /// Answers every request with its target as the upstream received it.
-    static func echoTarget(_ request: HTTPRequest) -> TestUpstream.Reply {
-        .response(HTTPResponse(status: 200, contentType: "text/plain", text: "target " + request.target))
+    static func echoTarget(_ request: HTTP.Request) -> TestUpstream.Reply {
+        .response(HTTP.Response(status: 200, contentType: "text/plain", text: "target " + request.target))
     }
 
     /// Fetches `target` from Kakapo on `port` with curl, sending the target as written.
@@ -140,7 +140,7 @@ struct EscapeMatchingTests {
         let cassette = directory + "/in-process.json"
         let upstream = try await TestUpstream.start(Self.echoTarget)
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
-        let answer = await recorder.server.pipeline.answer(HTTPRequest(method: .get, target: "/café?q=é x&k=%c3%a9"))
+        let answer = await recorder.server.pipeline.answer(HTTP.Request(method: .get, target: "/café?q=é x&k=%c3%a9"))
         #expect(answer.response.status == 200 && answer.source == .upstream, "\(answer.response.text)")
         await recorder.stop()
         await upstream.stop()

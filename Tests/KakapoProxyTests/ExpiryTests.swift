@@ -12,7 +12,7 @@ struct ExpiryTests {
     static func cassette() async throws -> (path: String, upstream: TestUpstream) {
         let path = try Fixtures.temporaryDirectory() + "/api.json"
         let upstream = try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: "fresh \(request.path)"))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "fresh \(request.path)"))
         }
         let recorder = try await ProxyHarness.recording(upstream, cassette: path)
         _ = try await recorder.client.send(.get, "/old")

@@ -15,14 +15,14 @@ struct HeadFromGetTests {
             switch request.path {
             case "/both":
                 return .response(
-                    HTTPResponse(
+                    HTTP.Response(
                         status: 200, headers: ["X-Method": request.method.rawValue, "Content-Type": "text/plain"],
                         body: Array("both".utf8)))
             case "/seq":
-                return .response(HTTPResponse(status: 200, contentType: "text/plain", text: "seq \(counter.next())"))
+                return .response(HTTP.Response(status: 200, contentType: "text/plain", text: "seq \(counter.next())"))
             default:
                 return .response(
-                    HTTPResponse(
+                    HTTP.Response(
                         status: 200, headers: ["Content-Type": "text/plain", "ETag": "\"v1\""],
                         body: Array("hello doc".utf8)))
             }
@@ -43,7 +43,7 @@ struct HeadFromGetTests {
         let upstream = try await Self.upstream()
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
         for (method, target) in [
-            (HTTPMethod.get, "/doc"), (.head, "/both"), (.get, "/both"), (.get, "/seq"), (.get, "/seq"),
+            (HTTP.Method.get, "/doc"), (.head, "/both"), (.get, "/both"), (.get, "/seq"), (.get, "/seq"),
         ] {
             let answer = try await recorder.client.send(method, target)
             #expect(answer.status == 200, "\(method) \(target)")

@@ -64,8 +64,8 @@ struct HostileInputTests {
         try CassetteFile.save(
             Cassette(interactions: [
                 Interaction(
-                    request: HTTPRequest(method: .get, target: "/big"),
-                    response: HTTPResponse(status: 200, headers: [:], body: Fixtures.large(8_000_000)),
+                    request: HTTP.Request(method: .get, target: "/big"),
+                    response: HTTP.Response(status: 200, headers: [:], body: Fixtures.large(8_000_000)),
                     recordedAt: "", durationMilliseconds: 0)
             ]), to: cassette)
         let proxy = try await ProxyHarness.start(ProxyConfiguration(mode: .none, cassettePath: cassette))

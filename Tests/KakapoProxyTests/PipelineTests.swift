@@ -18,7 +18,7 @@ struct PipelineTests {
                 counts[request.path, default: 0] += 1
                 return counts[request.path]!
             }
-            return .response(HTTPResponse(status: 200, contentType: "text/plain", text: "\(request.path) #\(count)"))
+            return .response(HTTP.Response(status: 200, contentType: "text/plain", text: "\(request.path) #\(count)"))
         }
     }
 
@@ -129,7 +129,7 @@ struct PipelineTests {
     func brokenAndSlowUpstream() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/c.json"
         let upstream = try await TestUpstream.start { request in
-            let ok = TestUpstream.Reply.response(HTTPResponse(status: 200, contentType: "text/plain", text: "ok"))
+            let ok = TestUpstream.Reply.response(HTTP.Response(status: 200, contentType: "text/plain", text: "ok"))
             switch request.path {
             case "/close": return .close
             case "/slow": return .delayed(seconds: 1.5, reply: ok)
@@ -207,7 +207,7 @@ struct PipelineTests {
         let small = Array("small answer".utf8)
         let upstream = try await TestUpstream.start { request in
             .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/octet-stream"],
                     body: request.path == "/large" ? large : small))
         }

@@ -40,9 +40,9 @@ struct ProxyHarness {
     }
 }
 
-extension HTTPResponse {
+extension HTTP.Response {
     /// The header fields without the one Kakapo adds to say where an answer came from.
-    var headersWithoutSource: [HTTPHeaders.Field] {
+    var headersWithoutSource: [HTTP.Headers.Field] {
         headers.fields.filter { !$0.name.caseInsensitiveEquals("X-Kakapo-Source") }
     }
 

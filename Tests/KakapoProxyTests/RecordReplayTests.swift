@@ -7,37 +7,38 @@ import Testing
 @Suite("Record and replay")
 struct RecordReplayTests {
     /// The upstream's answers, by path.
-    static func upstreamReply(_ request: HTTPRequest) -> TestUpstream.Reply {
+    static func upstreamReply(_ request: HTTP.Request) -> TestUpstream.Reply {
         switch request.path {
         case "/json":
             return .response(
-                HTTPResponse(status: 200, contentType: "application/json", text: #"{"id":1,"name":"Ada"}"#))
+                HTTP.Response(status: 200, contentType: "application/json", text: #"{"id":1,"name":"Ada"}"#))
         case "/text":
             return .response(
-                HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", text: "hello\nworld ✓\n"))
+                HTTP.Response(status: 200, contentType: "text/plain; charset=utf-8", text: "hello\nworld ✓\n"))
         case "/binary":
             return .response(
-                HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.binary))
+                HTTP.Response(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.binary)
+            )
         case "/items/1":
-            return .response(HTTPResponse(status: 204, headers: ["X-Deleted": "1"]))
+            return .response(HTTP.Response(status: 204, headers: ["X-Deleted": "1"]))
         case "/redirect":
-            return .response(HTTPResponse(status: 302, headers: ["Location": "/elsewhere"], body: Array("moved".utf8)))
+            return .response(HTTP.Response(status: 302, headers: ["Location": "/elsewhere"], body: Array("moved".utf8)))
         case "/gzip":
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"],
                     body: Fixtures.gzipJSON))
         case "/cookies":
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200,
-                    headers: HTTPHeaders([
+                    headers: HTTP.Headers([
                         ("Set-Cookie", "session=abc123; Path=/; HttpOnly"), ("Content-Type", "text/plain"),
                         ("Set-Cookie", "theme=dark; Path=/"),
                     ]), body: Array("two cookies".utf8)))
         case "/large":
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/octet-stream"], body: Fixtures.large(10_000_000)
                 ))
         case "/chunked":
@@ -46,17 +47,17 @@ struct RecordReplayTests {
                 chunks: [Array("first,".utf8), Array("second,".utf8), Array("third".utf8)])
         case "/echo":
             return .response(
-                HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: request.body))
+                HTTP.Response(status: 201, headers: ["Content-Type": "application/json"], body: request.body))
         default:
             return .response(
-                HTTPResponse(status: 404, contentType: "text/plain", text: "upstream has no \(request.path)"))
+                HTTP.Response(status: 404, contentType: "text/plain", text: "upstream has no \(request.path)"))
         }
     }
 
     struct Exchange: Sendable {
-        let method: HTTPMethod
+        let method: HTTP.Method
         let target: String
-        var headers: HTTPHeaders = HTTPHeaders()
+        var headers: HTTP.Headers = HTTP.Headers()
         var body: [UInt8] = []
     }
 
@@ -84,7 +85,7 @@ struct RecordReplayTests {
 
         let keepCookies = Redactor().adding(headers: [], queryParameters: [], keeping: ["set-cookie"])
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette, redactor: keepCookies)
-        var recorded: [HTTPResponse] = []
+        var recorded: [HTTP.Response] = []
         for exchange in Self.exchanges {
             let response = try await recorder.client.send(
                 exchange.method, exchange.target, headers: exchange.headers, body: exchange.body)
@@ -127,7 +128,7 @@ struct RecordReplayTests {
             }
             // Framing aside: a chunked answer streams through while recording (no length) and replays with
             // its length.
-            func endToEnd(_ response: HTTPResponse) -> [HTTPHeaders.Field] {
+            func endToEnd(_ response: HTTP.Response) -> [HTTP.Headers.Field] {
                 response.headersWithoutSource.filter { !$0.name.caseInsensitiveEquals("Content-Length") }
             }
             #expect(endToEnd(replayed) == endToEnd(original), "\(exchange.method) \(exchange.target)")
@@ -149,7 +150,7 @@ struct RecordReplayTests {
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
         _ = try await recorder.client.send(
             .get, "/json?page=2",
-            headers: HTTPHeaders([
+            headers: HTTP.Headers([
                 ("X-Trace", "t1"), ("Connection", "X-Private"), ("X-Private", "hop"),
                 ("Authorization", "Bearer s3cret"),
             ]))

@@ -20,7 +20,7 @@ struct RouteResourceTests {
             files: ["todos.json": todos], configuration)
     }
 
-    static func ids(_ response: HTTPResponse) throws -> [Int] {
+    static func ids(_ response: HTTP.Response) throws -> [Int] {
         try JSONParser.parse(response.body).arrayValue?.compactMap { $0["id"]?.numberValue?.intValue } ?? []
     }
 
@@ -108,7 +108,7 @@ struct RouteResourceTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<50 {
                 group.addTask {
-                    var headers: HTTPHeaders = ["Content-Type": "application/json"]
+                    var headers: HTTP.Headers = ["Content-Type": "application/json"]
                     headers.add(name: "X-N", value: "\(index)")
                     return try await client.send(
                         .patch, "/todos/1", headers: headers, body: Array(#"{"f\#(index)": \#(index)}"#.utf8)
@@ -137,7 +137,7 @@ struct RouteResourceTests {
     @Test("a resource seeded from a recorded answer in the cassette")
     func seedFromCassette() async throws {
         let upstream = try await TestUpstream.start { _ in
-            .response(HTTPResponse(status: 200, contentType: "application/json", text: #"[{"id": "a"}, {"id": "b"}]"#))
+            .response(HTTP.Response(status: 200, contentType: "application/json", text: #"[{"id": "a"}, {"id": "b"}]"#))
         }
         let cassette = try Fixtures.temporaryDirectory() + "/api.json"
         let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)

@@ -24,8 +24,8 @@ extension ProxyHarness {
     }
 
     /// Sends a request with a JSON body.
-    func send(_ method: HTTPMethod, _ target: String, json: String, headers: HTTPHeaders = [:]) async throws
-        -> HTTPResponse
+    func send(_ method: HTTP.Method, _ target: String, json: String, headers: HTTP.Headers = [:]) async throws
+        -> HTTP.Response
     {
         var headers = headers
         headers.add(name: "Content-Type", value: "application/json")

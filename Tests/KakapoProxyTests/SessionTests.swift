@@ -10,7 +10,7 @@ struct SessionTests {
     /// Answers every request with its method and path.
     static func upstream() async throws -> TestUpstream {
         try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: "\(request.method) \(request.path)"))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "\(request.method) \(request.path)"))
         }
     }
 
@@ -296,7 +296,7 @@ struct SessionTests {
         let directory = try Fixtures.temporaryDirectory()
         let upstream = try await TestUpstream.start { request in
             .delayed(
-                seconds: 1, reply: .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path)))
+                seconds: 1, reply: .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path)))
         }
         let proxy = try await Self.server(directory, upstream: upstream)
         let id = try await Self.open(proxy.port, #"{"cassette": "slow.json"}"#)

@@ -19,7 +19,7 @@ struct TrustBoundsTests {
         try await TestUpstream.start { request in
             switch request.target {
             case "/big": return .generated(size: 256 << 20, announcesLength: false)
-            default: return .response(HTTPResponse(status: 200, headers: [:], body: Array("small".utf8)))
+            default: return .response(HTTP.Response(status: 200, headers: [:], body: Array("small".utf8)))
             }
         }
     }
@@ -158,7 +158,7 @@ struct TrustBoundsTests {
         let bomb = ContentCoding.gzip.encode([UInt8](repeating: 0, count: 24 << 20))
         let upstream = try await TestUpstream.start { _ in
             .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: 200, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"], body: bomb))
         }
         let cassette = try Fixtures.temporaryDirectory() + "/bomb.json"
@@ -186,8 +186,8 @@ struct TrustBoundsTests {
             Cassette(
                 interactions: (0..<count).map { index in
                     Interaction(
-                        request: HTTPRequest(method: .get, target: "/items/\(index)?page=\(index % 7)"),
-                        response: HTTPResponse(status: 200, headers: [:], body: Array("item \(index)".utf8)),
+                        request: HTTP.Request(method: .get, target: "/items/\(index)?page=\(index % 7)"),
+                        response: HTTP.Response(status: 200, headers: [:], body: Array("item \(index)".utf8)),
                         recordedAt: "", durationMilliseconds: 0)
                 }), to: cassette)
         let proxy = try await ProxyHarness.replaying(cassette)

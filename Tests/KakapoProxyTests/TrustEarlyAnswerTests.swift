@@ -10,7 +10,7 @@ struct TrustEarlyAnswerTests {
     @Test("a streamed upload answered 502 early is closed after the answer, and a client leaving mid-body harms no one")
     func earlyAnswerCloses() async throws {
         // A port nothing listens on: the forward fails at once, while the client is still sending.
-        let closed = try await TestUpstream.start { _ in .response(HTTPResponse(status: 200)) }
+        let closed = try await TestUpstream.start { _ in .response(HTTP.Response(status: 200)) }
         let unreachable = closed.baseURL
         await closed.stop()
         let proxy = try await ProxyHarness.start(

@@ -144,14 +144,14 @@ struct TrustNumbersTests {
         try CassetteFile.save(
             Cassette(interactions: [
                 Interaction(
-                    request: HTTPRequest(
+                    request: HTTP.Request(
                         method: .post, target: "/orders", headers: ["Content-Type": "application/json"],
                         body: Array(#"{"id": 12345678901234567890123456789, "amount": 7e999, "rate": 1.50}"#.utf8)),
-                    response: HTTPResponse(status: 201, headers: [:], body: Array("created".utf8)),
+                    response: HTTP.Response(status: 201, headers: [:], body: Array("created".utf8)),
                     recordedAt: "", durationMilliseconds: 0)
             ]), to: cassette)
         let harness = try await ProxyHarness.replaying(cassette)
-        func send(_ json: String) async throws -> HTTPResponse {
+        func send(_ json: String) async throws -> HTTP.Response {
             try await harness.client.send(
                 .post, "/orders", headers: ["Content-Type": "application/json"], body: Array(json.utf8))
         }

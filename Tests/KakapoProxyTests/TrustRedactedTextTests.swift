@@ -10,12 +10,12 @@ struct TrustRedactedTextTests {
     func textBodyWithBearer() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/text.json"
         let upstream = try await TestUpstream.start { _ in
-            .response(HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Array("ok".utf8)))
+            .response(HTTP.Response(status: 200, headers: ["Content-Type": "text/plain"], body: Array("ok".utf8)))
         }
         let recorder = try await ProxyHarness.start(
             ProxyConfiguration(
                 mode: .new, cassettePath: cassette, upstream: UpstreamConfiguration(baseURL: upstream.baseURL)))
-        let headers = HTTPHeaders([("Content-Type", "text/plain")])
+        let headers = HTTP.Headers([("Content-Type", "text/plain")])
         let recorded = try await recorder.client.send(
             .post, "/notes", headers: headers, body: Array("note for Bearer abc123.def456-ghi\n".utf8))
         #expect(recorded.status == 200)

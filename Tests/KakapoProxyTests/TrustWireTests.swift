@@ -201,7 +201,7 @@ struct TrustWireTests {
     @Test("dot-segments that climb out of the upstream's path prefix are refused and never reach the upstream")
     func pathsClimbingOutOfThePrefix() async throws {
         let upstream = try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
         }
         let proxy = try await ProxyHarness.start(
             ProxyConfiguration(
@@ -227,7 +227,7 @@ struct TrustWireTests {
     @Test("an idle blind tunnel is closed after the idle timeout, an active one is not")
     func idleBlindTunnel() async throws {
         let target = try await TestUpstream.start { _ in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: "through"))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "through"))
         }
         let proxy = try await Self.forwardProxy { $0.idleTimeout = 0.8 }
         let connection = try RawConnection(port: proxy.port, timeout: 5)

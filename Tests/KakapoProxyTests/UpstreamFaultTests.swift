@@ -7,7 +7,7 @@ import Testing
 /// recorded, and the proxy keeps serving.
 @Suite("Upstream faults")
 struct UpstreamFaultTests {
-    static func code(_ response: HTTPResponse) throws -> String? {
+    static func code(_ response: HTTP.Response) throws -> String? {
         try JSONParser.parse(response.body)["code"]?.stringValue
     }
 
@@ -17,8 +17,8 @@ struct UpstreamFaultTests {
         let upstream = try await TestUpstream.start { request in
             switch request.path {
             case "/reset": return .truncated(declared: 1000, sent: Array("only part".utf8))
-            case "/huge": return .response(HTTPResponse(status: 200, headers: [:], body: Fixtures.large(200_000)))
-            default: return .response(HTTPResponse(status: 200, contentType: "text/plain", text: "fine"))
+            case "/huge": return .response(HTTP.Response(status: 200, headers: [:], body: Fixtures.large(200_000)))
+            default: return .response(HTTP.Response(status: 200, contentType: "text/plain", text: "fine"))
             }
         }
         let proxy = try await ProxyHarness.start(
@@ -53,7 +53,7 @@ struct UpstreamFaultTests {
         let directory = try Fixtures.temporaryDirectory()
         let cassette = directory + "/c.json"
         let upstream = try await TestUpstream.start { request in
-            .response(HTTPResponse(status: 200, contentType: "text/plain", text: request.path))
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
         }
         let proxy = try await ProxyHarness.recording(upstream, cassette: cassette)
         _ = try await proxy.client.send(.get, "/first")

@@ -6,20 +6,20 @@ import Testing
 
 @Suite("Router")
 struct RouterTests {
-    static func request(_ target: String, host: String? = nil) -> HTTPRequest {
+    static func request(_ target: String, host: String? = nil) -> HTTP.Request {
         request(.get, target, host: host)
     }
 
-    static func request(_ method: HTTPMethod, _ target: String, host: String? = nil, body: String = "")
-        -> HTTPRequest
+    static func request(_ method: HTTP.Method, _ target: String, host: String? = nil, body: String = "")
+        -> HTTP.Request
     {
-        var headers = HTTPHeaders()
+        var headers = HTTP.Headers()
         if let host { headers.add(name: "Host", value: host) }
-        return HTTPRequest(method: method, target: target, headers: headers, body: Array(body.utf8))
+        return HTTP.Request(method: method, target: target, headers: headers, body: Array(body.utf8))
     }
 
     /// A registry whose handlers answer with the pattern they were registered for.
-    static func registry(_ patterns: [String], method: HTTPMethod = .get) -> RouterRegistry {
+    static func registry(_ patterns: [String], method: HTTP.Method = .get) -> RouterRegistry {
         let registry = RouterRegistry()
         for pattern in patterns {
             registry.router.on(pattern, method: method) { _ in pattern }
@@ -27,7 +27,7 @@ struct RouterTests {
         return registry
     }
 
-    static func answer(_ registry: RouterRegistry, _ request: HTTPRequest) async -> String? {
+    static func answer(_ registry: RouterRegistry, _ request: HTTP.Request) async -> String? {
         guard let match = registry.match(request) else { return nil }
         let response = await match.respond(to: request)
         return String(decoding: response.body, as: UTF8.self)
@@ -214,7 +214,7 @@ struct RouterFuzzTests {
                     + (0..<Int.random(in: 0...5, using: &random)).map { _ in
                         ["a", "b", "c", "d"].randomElement(using: &random)!
                     }.joined(separator: "/")
-                let match = registry.match(HTTPRequest(method: .get, target: path))
+                let match = registry.match(HTTP.Request(method: .get, target: path))
                 if constants.contains(path) {
                     #expect(match?.pattern.text == path, "\(path) must reach its constant route")
                 }

@@ -19,7 +19,7 @@ extension HTTPSTests {
             let secure = try await HTTPSUpstream.start()
             let plain = try await TestUpstream.start { request in
                 .response(
-                    HTTPResponse(status: 200, contentType: "application/json", text: #"{"plain":"\#(request.path)"}"#))
+                    HTTP.Response(status: 200, contentType: "application/json", text: #"{"plain":"\#(request.path)"}"#))
             }
             let recorder = try KakapoProcess([
                 "record", "--proxy", "--cassette", cassette, "--ca-dir", caDirectory, "--upstream-ca",

@@ -14,7 +14,7 @@ extension HTTPSTests {
             let cassette = directory + "/session.json"
             let upstream = try await TestUpstream.start { request in
                 .response(
-                    HTTPResponse(status: 200, contentType: "application/json", text: #"{"seen":"\#(request.path)"}"#))
+                    HTTP.Response(status: 200, contentType: "application/json", text: #"{"seen":"\#(request.path)"}"#))
             }
             for command in ["record", "replay"] {
                 if command == "replay" { await upstream.stop() }

@@ -13,15 +13,16 @@ public struct TestClient: Sendable {
 
     /// Sends a request with exactly these headers (plus `Host`).
     public func send(
-        _ method: HTTPMethod = .get, _ target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []
-    ) async throws -> HTTPResponse {
-        try await client.send(client.prepare(HTTPRequest(method: method, target: target, headers: headers, body: body)))
+        _ method: HTTP.Method = .get, _ target: String, headers: HTTP.Headers = HTTP.Headers(), body: [UInt8] = []
+    ) async throws -> HTTP.Response {
+        try await client.send(
+            client.prepare(HTTP.Request(method: method, target: target, headers: headers, body: body)))
     }
 
     public func shutdown() { client.shutdown() }
 }
 
-extension HTTPResponse {
+extension HTTP.Response {
     /// The body as UTF-8 text.
     public var text: String { String(decoding: body, as: UTF8.self) }
 }

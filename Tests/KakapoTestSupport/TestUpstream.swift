@@ -10,16 +10,16 @@ public final class TestUpstream: Sendable {
     /// What the upstream does with a request.
     public enum Reply: Sendable {
         /// Answers with these headers and body (a `Content-Length` is added unless present).
-        case response(HTTPResponse)
+        case response(HTTP.Response)
         /// Answers with `Transfer-Encoding: chunked`, one chunk per element.
-        case chunked(status: Int, headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]])
+        case chunked(status: Int, headers: HTTP.Headers, chunks: [[UInt8]])
         /// Closes the connection without answering.
         case close
         /// Promises `declared` bytes, sends `sent`, and closes the connection: a reset mid-body.
         case truncated(declared: Int, sent: [UInt8])
         /// Answers 200 with these headers and chunked framing, sending the head at once and each chunk
         /// `gap` seconds after the one before (server-sent events).
-        case paced(headers: KakapoHTTP.HTTPHeaders, chunks: [[UInt8]], gap: Double)
+        case paced(headers: HTTP.Headers, chunks: [[UInt8]], gap: Double)
         /// Answers 200 with `size` bytes made on the fly (byte `i` is `i % 256`), each piece written once
         /// the one before has reached the socket, so a slow reader slows it down; with a `Content-Length`
         /// or chunked. `generatedBytes` counts what was written.
@@ -28,11 +28,11 @@ public final class TestUpstream: Sendable {
         indirect case delayed(seconds: Double, reply: Reply)
     }
 
-    public typealias Handler = @Sendable (HTTPRequest) -> Reply
+    public typealias Handler = @Sendable (HTTP.Request) -> Reply
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
-    private let log: NIOLockedValueBox<[HTTPRequest]>
+    private let log: NIOLockedValueBox<[HTTP.Request]>
     private let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
     private let generated: NIOLockedValueBox<Int>
     public let port: Int
@@ -40,7 +40,7 @@ public final class TestUpstream: Sendable {
     /// Starts the server.
     public static func start(_ handler: @escaping Handler) async throws -> TestUpstream {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let log = NIOLockedValueBox<[HTTPRequest]>([])
+        let log = NIOLockedValueBox<[HTTP.Request]>([])
         let sends = NIOLockedValueBox<[ContinuousClock.Instant]>([])
         let generated = NIOLockedValueBox(0)
         let channel = try await ServerBootstrap(group: group)
@@ -57,7 +57,7 @@ public final class TestUpstream: Sendable {
     }
 
     private init(
-        group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTPRequest]>,
+        group: MultiThreadedEventLoopGroup, channel: any Channel, log: NIOLockedValueBox<[HTTP.Request]>,
         sends: NIOLockedValueBox<[ContinuousClock.Instant]>, generated: NIOLockedValueBox<Int>
     ) {
         self.group = group
@@ -77,7 +77,7 @@ public final class TestUpstream: Sendable {
     public var generatedBytes: Int { generated.withLockedValue { $0 } }
 
     /// Every request received so far, in order.
-    public var received: [HTTPRequest] { log.withLockedValue { $0 } }
+    public var received: [HTTP.Request] { log.withLockedValue { $0 } }
 
     /// Stops the server; later connections are refused.
     public func stop() async {
@@ -91,7 +91,7 @@ final class UpstreamHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     let handler: TestUpstream.Handler
-    let log: NIOLockedValueBox<[HTTPRequest]>
+    let log: NIOLockedValueBox<[HTTP.Request]>
     let sends: NIOLockedValueBox<[ContinuousClock.Instant]>
     let generated: NIOLockedValueBox<Int>
     var head: HTTPRequestHead?
@@ -101,7 +101,7 @@ final class UpstreamHandler: ChannelInboundHandler {
     static let keptBodyBytes = 16 << 20
 
     init(
-        handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTPRequest]>,
+        handler: @escaping TestUpstream.Handler, log: NIOLockedValueBox<[HTTP.Request]>,
         sends: NIOLockedValueBox<[ContinuousClock.Instant]>, generated: NIOLockedValueBox<Int>
     ) {
         self.sends = sends
@@ -122,13 +122,13 @@ final class UpstreamHandler: ChannelInboundHandler {
             if body.count < UpstreamHandler.keptBodyBytes { body.append(contentsOf: buffer.readableBytesView) }
         case .end:
             guard let head else { return }
-            var headers = KakapoHTTP.HTTPHeaders()
+            var headers = HTTP.Headers()
             for (name, value) in head.headers { headers.add(name: name, value: value) }
             if bodyCount > UpstreamHandler.keptBodyBytes {
                 headers.add(name: "X-Test-Body-Bytes", value: String(bodyCount))
             }
-            let request = HTTPRequest(
-                method: KakapoHTTP.HTTPMethod(head.method.rawValue), target: head.uri, headers: headers, body: body)
+            let request = HTTP.Request(
+                method: HTTP.Method(head.method.rawValue), target: head.uri, headers: headers, body: body)
             log.withLockedValue { $0.append(request) }
             reply(handler(request), to: head, context: context)
         }

@@ -65,7 +65,7 @@ struct InProcessStreamingTests {
         #expect(summary.recorded == 1)
         // `answer(_:)` waits for a live stream and gives it whole.
         let passthrough = try InProcessKakapo(mode: .passthrough, upstream: upstream.baseURL)
-        let whole = await passthrough.pipeline.answer(HTTPRequest(method: .get, target: "/ticks"))
+        let whole = await passthrough.pipeline.answer(HTTP.Request(method: .get, target: "/ticks"))
         #expect(whole.response.body == Array(events.joined()))
         await passthrough.shutdown()
         await upstream.stop()
@@ -78,7 +78,7 @@ struct InProcessStreamingTests {
         let first = try #require(replayed.pieces.first).at
         #expect(replayed.end - first > .milliseconds(400), "\(replayed.pieces.map(\.at))")
         // ... and a recorded one at once, whole.
-        let recordedWhole = await replayer.pipeline.answer(HTTPRequest(method: .get, target: "/ticks"))
+        let recordedWhole = await replayer.pipeline.answer(HTTP.Request(method: .get, target: "/ticks"))
         #expect(recordedWhole.response.body == Array(events.joined()))
         await replayer.shutdown()
     }

@@ -14,11 +14,11 @@ struct InProcessTests {
     static func upstream() async throws -> TestUpstream {
         try await TestUpstream.start { request in
             if request.path == "/old" {
-                return .response(HTTPResponse(status: 302, headers: ["Location": "/new", "Content-Length": "0"]))
+                return .response(HTTP.Response(status: 302, headers: ["Location": "/new", "Content-Length": "0"]))
             }
             let body = String(decoding: request.body, as: UTF8.self)
             return .response(
-                HTTPResponse(
+                HTTP.Response(
                     status: request.method == .post ? 201 : 200, contentType: "application/json",
                     text:
                         #"{"method":"\#(request.method)","path":"\#(request.path)","body":\#(body.isEmpty ? "null" : body)}"#

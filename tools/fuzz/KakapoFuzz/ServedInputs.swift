@@ -29,7 +29,7 @@ enum ServedInputs {
             return
         }
         _ = answer(
-            HTTPRequest(
+            HTTP.Request(
                 method: "POST", target: "/t/42?q=%E2%9C%93&n=1", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"name":"Ada","tags":["a","b"],"n":1e3}"#.utf8)))
     }
@@ -37,7 +37,7 @@ enum ServedInputs {
     /// The input as the query of a list request to the `/todos` resource.
     static func query(_ bytes: [UInt8]) {
         let query = String(decoding: bytes, as: UTF8.self)
-        _ = answer(HTTPRequest(method: "GET", target: "/todos?" + query))
+        _ = answer(HTTP.Request(method: "GET", target: "/todos?" + query))
     }
 
     /// The input as everything a client sends on one connection, which it then closes for writing;
@@ -66,7 +66,7 @@ enum ServedInputs {
     }
 
     /// The pipeline's answer to `request`, as a client on loopback gets it.
-    private static func answer(_ request: HTTPRequest) -> ProxyAnswer {
+    private static func answer(_ request: HTTP.Request) -> ProxyAnswer {
         let done = DispatchSemaphore(value: 0)
         let box = AnswerBox()
         server.pipeline.handle(request, fromLoopback: true) { answer in

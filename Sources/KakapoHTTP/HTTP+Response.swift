@@ -1,18 +1,20 @@
-/// A complete HTTP response: status, ordered headers and body bytes.
-public struct HTTPResponse: Hashable, Sendable {
-    public var status: Int
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+extension HTTP {
+    /// A complete HTTP response: status, ordered headers and body bytes.
+    public struct Response: Hashable, Sendable {
+        public var status: Int
+        public var headers: HTTP.Headers
+        public var body: [UInt8]
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
+        public init(status: Int, headers: HTTP.Headers = HTTP.Headers(), body: [UInt8] = []) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
 
-    /// A response whose body is UTF-8 text with the given content type.
-    public init(status: Int, contentType: String, text: String) {
-        self.init(status: status, headers: ["Content-Type": contentType], body: Array(text.utf8))
+        /// A response whose body is UTF-8 text with the given content type.
+        public init(status: Int, contentType: String, text: String) {
+            self.init(status: status, headers: ["Content-Type": contentType], body: Array(text.utf8))
+        }
     }
 }
 
@@ -31,7 +33,7 @@ public enum HopByHopHeaders {
     static func isFixed(_ name: String) -> Bool { fixed.contains { name.caseInsensitiveEquals($0) } }
 
     /// `headers` without any hop-by-hop field: the fixed ones and those `Connection` lists.
-    public static func removing(from headers: HTTPHeaders) -> HTTPHeaders {
+    public static func removing(from headers: HTTP.Headers) -> HTTP.Headers {
         // Most messages have none: checking names in place costs no allocation.
         guard headers.contains(where: { isFixed($0.name) }) else { return headers }
         // `Connection: keep-alive` (the usual value) names nothing more to drop.
