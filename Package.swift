@@ -97,11 +97,22 @@ let package = Package(
         ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
+        // The engine: configuration and modes, the pipeline's layers, journal, admin API, Store resources,
+        // sessions. No NIO: Kakapo in process runs it with no event loop.
         .target(
-            name: "KakapoProxy",
+            name: "KakapoEngine",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
                 "KakapoStubs",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The wire: the SwiftNIO HTTP/1.1 server, the forward proxy, tunnels; it hands requests to the engine.
+        .target(
+            name: "KakapoProxy",
+            dependencies: [
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStubs",
+                "KakapoEngine",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -112,7 +123,7 @@ let package = Package(
         .target(
             name: "KakapoURLSession",
             dependencies: [
-                "KakapoHTTP", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoProxy",
+                "KakapoHTTP", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoEngine",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -120,12 +131,14 @@ let package = Package(
             name: "KakapoClient",
             dependencies: ["KakapoHTTP", "KakapoJSON", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "KakapoTesting", dependencies: ["KakapoProxy", "KakapoUpstream", "KakapoURLSession"]),
+        .target(
+            name: "KakapoTesting", dependencies: ["KakapoEngine", "KakapoProxy", "KakapoUpstream", "KakapoURLSession"]),
         .target(
             name: "Kakapo",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "KakapoRoutesFile", "KakapoProxy", "KakapoURLSession", "KakapoClient", "KakapoHAR",
+                "KakapoStubs", "KakapoRoutesFile", "KakapoEngine", "KakapoProxy", "KakapoURLSession", "KakapoClient",
+                "KakapoHAR",
                 "KakapoVerify",
             ]
         ),
@@ -195,7 +208,9 @@ let package = Package(
         // The entry points the fuzzers drive (tools/fuzz); the tests replay each corpus through them.
         .target(
             name: "KakapoFuzz",
-            dependencies: ["KakapoCassette", "KakapoHAR", "KakapoRoutesFile", "KakapoProxy", "KakapoTestSupport"],
+            dependencies: [
+                "KakapoCassette", "KakapoHAR", "KakapoRoutesFile", "KakapoEngine", "KakapoProxy", "KakapoTestSupport",
+            ],
             path: "tools/fuzz/KakapoFuzz"),
         .testTarget(name: "KakapoFuzzTests", dependencies: ["KakapoFuzz"]),
         .testTarget(

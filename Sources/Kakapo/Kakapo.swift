@@ -1,6 +1,7 @@
 // The umbrella module: `import Kakapo` brings in every library module.
 @_exported import KakapoCassette
 @_exported import KakapoClient
+@_exported import KakapoEngine
 @_exported import KakapoHAR
 @_exported import KakapoHTTP
 @_exported import KakapoJSON

@@ -8,12 +8,12 @@ import KakapoStubs
 /// clients on loopback, or, when an admin token is configured, only requests that carry it; never requests
 /// that came through the forward proxy, and, without the token, nothing a web page could have sent
 /// (`browserRefusal`).
-enum AdminEndpoints {
-    static let prefix = "/__kakapo/"
+package enum AdminEndpoints {
+    package static let prefix = "/__kakapo/"
     static let routesPrefix = "/__kakapo/routes/"
 
-    private static func answer(_ response: HTTP.Response) -> ProxyAnswer {
-        ProxyAnswer(response: response, source: .admin)
+    private static func answer(_ response: HTTP.Response) -> Answer {
+        Answer(response: response, source: .admin)
     }
 
     /// `{"routes": [{"id", "origin", "route"}], "resources": [...]}`, in the order routes are tried.
@@ -75,16 +75,16 @@ enum AdminEndpoints {
     }
 
     /// The refusal for a request that may not use the admin endpoints; nil when it may.
-    static func refusal(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer? {
+    static func refusal(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> Answer? {
         if let token = pipeline.configuration.adminToken {
             guard request.headers["Authorization"] == "Bearer " + token else {
-                return ProxyAnswer(
+                return Answer(
                     response: .json(
                         ["error": "the admin endpoints need Authorization: Bearer <admin token>"], status: 401),
                     source: .admin)
             }
         } else if !fromLoopback {
-            return ProxyAnswer(
+            return Answer(
                 response: .json(["error": "the admin endpoints answer only on loopback"], status: 403), source: .admin)
         }
         return nil
@@ -97,8 +97,8 @@ enum AdminEndpoints {
     /// cannot add without asking): its `Host` must be a loopback name or the listening address, and a
     /// request that changes something must send JSON (a DELETE without a body needs none) and come from no
     /// page or one of Kakapo's own origins.
-    static func browserRefusal(_ request: HTTP.Request, listening: ListeningAddress, pipeline: RequestPipeline)
-        -> ProxyAnswer?
+    package static func browserRefusal(_ request: HTTP.Request, listening: ListeningAddress, pipeline: RequestPipeline)
+        -> Answer?
     {
         if let token = pipeline.configuration.adminToken, request.headers["Authorization"] == "Bearer " + token {
             return nil
@@ -145,7 +145,7 @@ enum AdminEndpoints {
     /// read and write files, so they are answered later, one at a time, on the sessions' queue. Nil for every
     /// other request, and for requests the admin rules refuse (`answer` refuses them).
     static func sessionAnswer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline)
-        -> (queue: DispatchQueue, answer: @Sendable () -> ProxyAnswer)?
+        -> (queue: DispatchQueue, answer: @Sendable () -> Answer)?
     {
         let path = request.path
         guard path == sessionsPath || path.hasPrefix(sessionsPath + "/") else { return nil }
@@ -181,7 +181,7 @@ enum AdminEndpoints {
     /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,
     /// so they are answered later. Nil for every other request.
     static func sharedStoreAnswer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline)
-        -> (@Sendable () async -> ProxyAnswer)?
+        -> (@Sendable () async -> Answer)?
     {
         guard let shared = pipeline.resources.shared, request.path == "/__kakapo/store",
             request.method == .get || request.method == .delete,
@@ -207,7 +207,7 @@ enum AdminEndpoints {
         }
     }
 
-    static func answer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> ProxyAnswer {
+    static func answer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> Answer {
         if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
         switch (request.method, request.path) {
         case (.get, "/__kakapo/health"):
@@ -224,12 +224,12 @@ enum AdminEndpoints {
                     "directory": .string(sessions.root), "open": .number(JSONNumber(sessions.openCount)),
                 ]
             }
-            return ProxyAnswer(response: .json(.object(body), status: 200), source: .admin)
+            return Answer(response: .json(.object(body), status: 200), source: .admin)
         case (.get, "/__kakapo/requests"):
-            return ProxyAnswer(response: .json(pipeline.journal.json, status: 200), source: .admin)
+            return Answer(response: .json(pipeline.journal.json, status: 200), source: .admin)
         case (.get, "/__kakapo/store"):
             let stores = pipeline.resources.attached.map { $0.snapshot() }
-            return ProxyAnswer(response: .json(["stores": .array(stores)], status: 200), source: .admin)
+            return Answer(response: .json(["stores": .array(stores)], status: 200), source: .admin)
         case (.delete, "/__kakapo/store"):
             let reset = pipeline.resources.resetInMemory()
             return answer(.json(["reset": .number(JSONNumber(reset))], status: 200))
@@ -256,7 +256,7 @@ enum AdminEndpoints {
             pipeline.journal.clear()
             return answer(.json(["cleared": true], status: 200))
         default:
-            return ProxyAnswer(
+            return Answer(
                 response: .json(
                     [
                         "error": .string("no admin endpoint \(request.method) \(request.path)"),

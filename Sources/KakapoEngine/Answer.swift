@@ -1,41 +1,131 @@
 import KakapoCassette
 import KakapoHTTP
+import KakapoJSON
 import KakapoStubs
 import KakapoUpstream
 
-/// A response together with the layer that produced it, and how to deliver it.
-public struct ProxyAnswer: Sendable {
-    public var response: HTTP.Response
+/// What the engine answers a request with: a response (status, headers and a body that is bytes, a
+/// recorded stream or a live one) or a broken connection, together with the layer that produced it and
+/// how long to wait before delivering it. Every transport (the NIO server, Kakapo in process) delivers
+/// this one type.
+public struct Answer: Sendable {
+    /// A response's body.
+    public enum Body: Sendable {
+        /// The whole body.
+        case bytes([UInt8])
+        /// A recorded stream: its chunks with their offsets, delivered with their recorded gaps as
+        /// `--stream-timing` says. The body is their bytes joined.
+        case recorded([ResponseChunk])
+        /// An answer still streaming from the upstream (an event stream, a body of unknown or large size).
+        case live(LiveResponse)
+    }
+
+    /// What goes back to the client.
+    public enum Outcome: Sendable {
+        /// A response.
+        case response(status: Int, headers: HTTP.Headers, body: Body)
+        /// No response: the connection fails the way a route's fault says.
+        case fault(Fault.Kind)
+    }
+
+    public var outcome: Outcome
     public var source: ResponseSource
-    /// How long the server waits before delivering (a route's latency); it never blocks a thread.
+    /// How long the transport waits before delivering (a route's latency); it never blocks a thread.
     public var delay: Duration = .zero
-    /// Set when the connection is to fail instead of carrying `response` (a route's fault).
-    public var fault: Fault.Kind?
-    /// Set when the upstream failed and `response` is the 502 or 504 that says so.
+    /// Set when the upstream failed and the answer is the 502 or 504 that says so.
     public var upstreamError: UpstreamError?
-    /// The response already prepared for the wire (recorded answers), if any.
-    var prepared: PreparedResponse?
-    /// A recorded event stream: sent event by event (the body is their bytes joined).
-    var chunks: [ResponseChunk]?
-    /// An answer still streaming from the upstream (an event stream, a body of unknown or large size):
-    /// `response` has its status and headers only.
-    var live: LiveResponse?
+    /// The position in the server's cassette of the recording this answer replays as it is (the same
+    /// bytes every time), so a transport may keep its wire form; nil for every other answer.
+    package var replay: Int?
 
+    public init(_ outcome: Outcome, source: ResponseSource) {
+        self.outcome = outcome
+        self.source = source
+    }
+
+    /// An answer carrying `response` whole.
     public init(response: HTTP.Response, source: ResponseSource) {
-        self.response = response
-        self.source = source
+        self.init(
+            .response(status: response.status, headers: response.headers, body: .bytes(response.body)), source: source)
     }
 
-    init(response: HTTP.Response, source: ResponseSource, prepared: PreparedResponse?) {
-        self.response = response
-        self.source = source
-        self.prepared = prepared
-    }
-
-    /// What a declarative route decided. A failed connection is journaled with status 0.
+    /// What a declarative route decided: its response or its fault, after its latency.
     init(_ answer: StubAnswer) {
-        self.init(response: answer.response ?? HTTP.Response(status: 0), source: .route)
+        if let fault = answer.fault {
+            self.init(.fault(fault), source: .route)
+        } else {
+            self.init(response: answer.response ?? HTTP.Response(status: 500), source: .route)
+        }
         delay = answer.delay
-        fault = answer.fault
     }
+
+    /// `{"error": message}` with `status`, from the layer `source` (`.error` for refusals and failures).
+    public static func error(_ message: String, status: Int, source: ResponseSource = .error) -> Answer {
+        Answer(response: .error(message, status: status), source: source)
+    }
+
+    /// The response with its whole body as far as it is known: the bytes, a recorded stream's bytes
+    /// joined, or only the head of a live stream; nil for a fault.
+    public var response: HTTP.Response? {
+        guard case .response(let status, let headers, let body) = outcome else { return nil }
+        switch body {
+        case .bytes(let bytes): return HTTP.Response(status: status, headers: headers, body: bytes)
+        case .recorded(let chunks): return HTTP.Response(status: status, headers: headers, body: chunks.joinedBytes)
+        case .live: return HTTP.Response(status: status, headers: headers)
+        }
+    }
+
+    /// The status the journal keeps: the response's, or 0 for a broken connection.
+    public var status: Int {
+        if case .response(let status, _, _) = outcome { return status }
+        return 0
+    }
+
+    /// The live stream, when the answer is one.
+    public var live: LiveResponse? {
+        if case .response(_, _, .live(let live)) = outcome { return live }
+        return nil
+    }
+}
+
+extension [ResponseChunk] {
+    /// The chunks' bytes, joined.
+    var joinedBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(reduce(0) { $0 + $1.bytes.count })
+        for chunk in self { bytes += chunk.bytes }
+        return bytes
+    }
+}
+
+extension HTTP.Response {
+    /// A JSON response laid out for people (errors and reports, read in terminals and logs), with a
+    /// trailing newline.
+    public static func json(_ value: JSONValue, status: Int) -> HTTP.Response {
+        HTTP.Response(status: status, headers: ["Content-Type": "application/json"], body: ErrorBody.readable(value))
+    }
+
+    /// `{"error": message}` with `status`: the one shape of every error Kakapo answers itself.
+    public static func error(_ message: String, status: Int) -> HTTP.Response {
+        .json(["error": .string(message)], status: status)
+    }
+
+    /// `{"error": message}` with the error's status.
+    static func error(_ error: any HTTPResponseError) -> HTTP.Response {
+        .error(error.message, status: error.status)
+    }
+}
+
+/// The bytes of Kakapo's own JSON bodies (errors, reports), for the engine and for transports that must
+/// write an error below their HTTP encoder.
+public enum ErrorBody {
+    /// `value` laid out for people, with a trailing newline.
+    public static func readable(_ value: JSONValue) -> [UInt8] {
+        var bytes = JSONWriter(layout: .readable).write(value)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// `{"error": message}` laid out for people, with a trailing newline.
+    public static func error(_ message: String) -> [UInt8] { readable(["error": .string(message)]) }
 }

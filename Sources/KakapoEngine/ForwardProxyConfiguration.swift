@@ -3,22 +3,19 @@
 public struct ForwardProxyConfiguration: Sendable {
     /// Hosts whose `CONNECT` tunnels are decrypted and answered like any request (`api.example.com`, or
     /// `*.example.com` for every subdomain); empty intercepts every host. Other tunnels are blind: bytes
-    /// pass through untouched, so pinned hosts keep working.
+    /// pass through untouched, so pinned hosts keep working. Decrypting needs `ServerTLS.interception` on the
+    /// server; without it every tunnel is blind.
     public var intercept: [String]
-    /// Makes the certificates intercepted hosts are answered with; nil makes every tunnel blind.
-    public var interception: (any TLSTermination)?
     /// Seconds allowed to connect a blind tunnel to its host.
     public var tunnelConnectTimeout: Double
 
-    public init(intercept: [String] = [], interception: (any TLSTermination)?, tunnelConnectTimeout: Double = 10) {
+    public init(intercept: [String] = [], tunnelConnectTimeout: Double = 10) {
         self.intercept = intercept
-        self.interception = interception
         self.tunnelConnectTimeout = tunnelConnectTimeout
     }
 
-    /// Whether a tunnel to `host` is decrypted.
+    /// Whether a tunnel to `host` is decrypted (when the server can decrypt: `ServerTLS.interception`).
     public func intercepts(_ host: String) -> Bool {
-        guard interception != nil else { return false }
         if intercept.isEmpty { return true }
         let host = host.lowercased()
         return intercept.contains { pattern in

@@ -1,12 +1,11 @@
 import KakapoHTTP
-import NIOCore
 
 /// Where a client connection reached Kakapo: the host it was told to listen on and the local address of
 /// the connection (its IP and the listening port). Answers whether a host named in a request is Kakapo
 /// itself, so a forward proxy never forwards to itself (a request that came back through the proxy would
 /// arrive from loopback and reach the admin API), and whether a `Host` is one a browser could only send
 /// to Kakapo (not a DNS-rebinding name).
-struct ListeningAddress: Sendable {
+package struct ListeningAddress: Sendable {
     /// The host the server was configured to bind (`127.0.0.1`, `0.0.0.0`, `localhost`), lower case.
     let configuredHost: String
     /// The IP address of this end of the connection, as text, without brackets; nil when unknown.
@@ -14,10 +13,11 @@ struct ListeningAddress: Sendable {
     /// The port the server listens on.
     let port: Int?
 
-    init(configuredHost: String, local: SocketAddress?) {
+    /// `localIP` and `port` are those of this end of the connection (nil when unknown).
+    package init(configuredHost: String, localIP: String?, port: Int?) {
         self.configuredHost = ListeningAddress.bare(configuredHost)
-        self.localIP = local?.ipAddress.map { ListeningAddress.bare($0) }
-        self.port = local?.port
+        self.localIP = localIP.map { ListeningAddress.bare($0) }
+        self.port = port
     }
 
     /// Whether `host` names Kakapo's own machine: a loopback name or address, the wildcard addresses,
@@ -30,16 +30,9 @@ struct ListeningAddress: Sendable {
 
     /// Whether `host:port` (a `CONNECT` target or an absolute-form request's authority) is Kakapo's own
     /// listening address.
-    func isSelf(host: String, port: Int) -> Bool {
+    package func isSelf(host: String, port: Int) -> Bool {
         guard let listening = self.port, port == listening else { return false }
         return namesThisMachine(host)
-    }
-
-    /// Whether a connected socket's peer is Kakapo's own listening address (a blind tunnel whose host name
-    /// resolved to this machine).
-    func isSelf(_ address: SocketAddress?) -> Bool {
-        guard let address, let port = address.port, let ip = address.ipAddress else { return false }
-        return isSelf(host: ip, port: port)
     }
 
     /// Whether a `Host` header value (`localhost:8080`, `[::1]:8080`, `127.0.0.1`) names a loopback host or
@@ -60,7 +53,7 @@ struct ListeningAddress: Sendable {
 
     /// Loopback by name or address: `localhost` and its subdomains, `127.0.0.0/8`, `::1` and IPv4-mapped
     /// `::ffff:127.x.x.x`. Expects a lower-case host without brackets.
-    static func isLoopbackName(_ host: String) -> Bool {
+    package static func isLoopbackName(_ host: String) -> Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
         let v4 = host.hasPrefix("::ffff:") ? String(host.dropFirst(7)) : host
         let parts = v4.split(separator: ".", omittingEmptySubsequences: false)

@@ -12,9 +12,9 @@ import Synchronization
 /// `window` bytes are on their way, `append` pauses the transfer (no thread waits; the upstream's TCP
 /// window fills and it slows down) until the client has caught up. A consumer that goes away
 /// (`cancel`) makes the transfer stop.
-final class LiveResponse: @unchecked Sendable {
+public final class LiveResponse: @unchecked Sendable {
     // @unchecked Sendable: every stored var below is read and written only with `lock` held.
-    enum Event: Sendable {
+    package enum Event: Sendable {
         case data([UInt8])
         case end
         /// The upstream broke off: the client's connection is closed without a final chunk, so it can
@@ -104,7 +104,7 @@ final class LiveResponse: @unchecked Sendable {
     }
 
     /// The consumer's socket took `count` bytes: the upstream may send that many more.
-    func delivered(_ count: Int) {
+    package func delivered(_ count: Int) {
         lock.lock()
         inFlight -= count
         let resume = paused && inFlight <= window
@@ -115,7 +115,7 @@ final class LiveResponse: @unchecked Sendable {
 
     /// The consumer is gone (the client closed its connection): the transfer stops (a paused one is
     /// resumed to hear it).
-    func cancel() {
+    package func cancel() {
         lock.lock()
         cancelled = true
         let resume = paused
@@ -125,7 +125,7 @@ final class LiveResponse: @unchecked Sendable {
     }
 
     /// Whether the consumer went away before the end.
-    var isCancelled: Bool {
+    package var isCancelled: Bool {
         lock.lock()
         defer { lock.unlock() }
         return cancelled
@@ -161,7 +161,7 @@ final class LiveResponse: @unchecked Sendable {
     }
 
     /// Starts delivering to `consumer`: what arrived so far at once, the rest as it comes.
-    func attach(_ consumer: @escaping @Sendable (Event) -> Void) {
+    package func attach(_ consumer: @escaping @Sendable (Event) -> Void) {
         // The consumer is installed only once nothing waits any more: until then `append` keeps queueing,
         // so bytes arriving while the earlier ones are handed over cannot overtake them, and the end
         // (from `finish` or from here) always comes after the last bytes.

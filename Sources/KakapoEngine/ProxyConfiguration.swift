@@ -53,11 +53,6 @@ public struct ProxyConfiguration: Sendable {
     public var forwardProxy: ForwardProxyConfiguration?
     /// How recorded event streams are replayed: with their recorded gaps, or back to back.
     public var streamTiming: StreamTiming = .recorded
-    /// Set to answer TLS on the listening port (`--tls`, `--tls-cert`/`--tls-key`).
-    public var listenerTLS: (any TLSTermination)?
-    /// TLS for the WebSocket tunnels Kakapo opens to `https://` upstreams (`KakapoTLS.UpstreamTLSClient`);
-    /// without it, such an upgrade is answered 502.
-    public var upstreamTLS: (any TLSOrigination)?
     /// Set to enable cassette sessions (`--cassette-dir`): `POST /__kakapo/sessions` opens a session on a
     /// cassette whose path is relative to this directory, and requests that name it are answered from it.
     public var sessionDirectory: String?

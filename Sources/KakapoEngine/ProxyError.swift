@@ -9,6 +9,8 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let configuration = Code(name: "configuration")
         /// The address could not be bound.
         public static let bind = Code(name: "bind")
+        /// The port is taken by another program (or another Kakapo).
+        public static let portInUse = Code(name: "port-in-use")
     }
 
     public let code: Code

@@ -12,6 +12,8 @@ public enum ProxyMode: String, Sendable, CaseIterable {
     /// changes); when it does not, record everything. Decided once, when the server starts.
     case once
 
+    /// True when this mode answers from the cassette (`once` does; it is resolved before serving).
+    public var replays: Bool { self == .none || self == .new }
     /// True when this mode may forward requests upstream.
     public var usesUpstream: Bool { self != .none }
     /// True when this mode writes the cassette (`once` may; it is resolved before serving).
@@ -21,5 +23,24 @@ public enum ProxyMode: String, Sendable, CaseIterable {
     /// and `new` when it does not; every other mode stays as it is.
     public func resolved(cassetteExists: Bool) -> ProxyMode {
         self == .once ? (cassetteExists ? .none : .new) : self
+    }
+
+    /// Why this mode cannot run with what it is given, or nil when it can: the one check of modes, for the
+    /// server, for cassette sessions and for the command line. `cassette` names the cassette (nil: none),
+    /// `cassetteExists` says whether its file exists (it decides what `once` does).
+    public func problem(cassette: String?, cassetteExists: Bool, hasUpstream: Bool) -> String? {
+        if self == .once && cassette == nil { return "mode 'once' needs a cassette (--cassette FILE)" }
+        let resolved = resolved(cassetteExists: cassetteExists)
+        if resolved.usesUpstream && !hasUpstream {
+            if self == .once, let cassette {
+                return
+                    "mode 'once' records because \(cassette) does not exist yet, so it needs an upstream (--upstream URL)"
+            }
+            return "mode '\(rawValue)' needs --upstream URL (or --proxy): it forwards requests upstream"
+        }
+        if resolved.records && cassette == nil {
+            return "mode '\(rawValue)' records, so it needs a cassette (--cassette FILE)"
+        }
+        return nil
     }
 }

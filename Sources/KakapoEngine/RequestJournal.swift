@@ -1,8 +1,7 @@
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
-import NIOConcurrencyHelpers
-import NIOCore
+import Synchronization
 
 /// What the proxy answered, request by request: counts by source, the misses, and the most recent
 /// entries for `/__kakapo/requests`. Thread-safe.
@@ -39,7 +38,7 @@ public final class RequestJournal: Sendable {
         /// Bytes of the URLs in `misses`.
         var missBytes = 0
         /// The most recent entries, oldest first.
-        var recent = CircularBuffer<Entry>()
+        var recent = RecentEntries()
         /// Bytes of the URLs in `recent`.
         var recentBytes = 0
         /// Requests by method and path (no query), since the start or the last clear, for verification.
@@ -62,7 +61,7 @@ public final class RequestJournal: Sendable {
     /// The most bytes of URLs and paths the journal holds.
     static let defaultByteLimit = 16 << 20
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     private let capacity: Int
     private let byteLimit: Int
 
@@ -95,7 +94,7 @@ public final class RequestJournal: Sendable {
     }
 
     private func append(_ entry: Entry, path: String) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.counts[entry.source.ordinal] += 1
             // Admin requests are not part of the traffic under test, so verification does not count them.
             if entry.source != .admin {
@@ -130,7 +129,7 @@ public final class RequestJournal: Sendable {
     /// that `pattern` matches; `complete` is false when some requests went uncounted (over the limit of
     /// distinct paths).
     public func count(method: String?, pattern: RoutePattern) -> (count: Int, complete: Bool) {
-        let (byPath, uncounted) = state.withLockedValue { ($0.byPath, $0.uncounted) }
+        let (byPath, uncounted) = state.withLock { ($0.byPath, $0.uncounted) }
         var total = 0
         for (key, count) in byPath where method == nil || key.method == method {
             if pattern.match(path: key.path) != nil { total += count }
@@ -141,18 +140,18 @@ public final class RequestJournal: Sendable {
     /// Forgets the requests counted for verification and the recent entries. The run's totals (the
     /// summary's counts and misses) are kept.
     public func clear() {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.byPath = [:]
             state.pathBytes = 0
             state.uncounted = 0
-            state.recent = CircularBuffer()
+            state.recent = RecentEntries()
             state.recentBytes = 0
         }
     }
 
     /// How many answers each source gave.
     public var counts: [ResponseSource: Int] {
-        let counts = state.withLockedValue { $0.counts }
+        let counts = state.withLock { $0.counts }
         return Dictionary(
             uniqueKeysWithValues: ResponseSource.allCases.lazy.filter { counts[$0.ordinal] > 0 }.map {
                 ($0, counts[$0.ordinal])
@@ -160,10 +159,10 @@ public final class RequestJournal: Sendable {
     }
 
     /// Every missed request as `METHOD url`, in order.
-    public var misses: [String] { state.withLockedValue { $0.misses } }
+    public var misses: [String] { state.withLock { $0.misses } }
 
     /// The most recent entries, oldest first.
-    public var recent: [Entry] { state.withLockedValue { Array($0.recent) } }
+    public var recent: [Entry] { state.withLock { Array($0.recent) } }
 
     /// The journal as JSON, for the admin endpoint.
     var json: JSONValue {

@@ -14,7 +14,7 @@ import Synchronization
 /// The open cassette sessions of a server started with a session directory (`--cassette-dir`), keyed by
 /// a random id: opens them (cassette paths confined to the directory), finds the one a request names,
 /// ends them (saving what they recorded), and ends by itself any left idle for `timeout`.
-final class SessionRegistry: Sendable {
+package final class SessionRegistry: Sendable {
     /// The session directory, resolved (no symbolic links), without a trailing slash.
     let root: String
     /// How long a session may go unused before it ends by itself.
@@ -29,7 +29,7 @@ final class SessionRegistry: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     /// The port the server listens on, once it does (for the proxy URL a new session answers).
-    let port = Mutex<Int?>(nil)
+    package let port = Mutex<Int?>(nil)
     /// How often idle sessions are looked for.
     private let sweepInterval: Double
     /// Where sessions are opened, ended and expired: file work, away from the event loops.
@@ -95,7 +95,7 @@ final class SessionRegistry: Sendable {
     var openCount: Int { state.withLock { $0.sessions.count } }
 
     /// Whether a session with this id is open.
-    func isOpen(_ id: String) -> Bool { state.withLock { $0.sessions[id] != nil } }
+    package func isOpen(_ id: String) -> Bool { state.withLock { $0.sessions[id] != nil } }
 
     /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
     /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
@@ -108,7 +108,7 @@ final class SessionRegistry: Sendable {
     }
 
     /// The session id request headers carry; nil when they carry none.
-    static func sessionID(in headers: HTTP.Headers) -> String? {
+    package static func sessionID(in headers: HTTP.Headers) -> String? {
         if let header = headers["X-Kakapo-Session"] {
             return String(header.trimmingCharacters(in: .whitespaces).prefix(128))
         }
@@ -122,7 +122,7 @@ final class SessionRegistry: Sendable {
     }
 
     /// What a request, a CONNECT or a DELETE naming no open session is told.
-    static func unknown(_ id: String) -> String {
+    package static func unknown(_ id: String) -> String {
         "no open session with the id \(id) (it ended, expired, or was never opened: POST /__kakapo/sessions)"
     }
 

@@ -26,10 +26,10 @@ public final class StreamedBody: Sendable {
     private let cancelled = Atomic<Bool>(false)
 
     /// The body of `live` as it arrives.
-    init(live: LiveResponse) { source = .live(live) }
+    package init(live: LiveResponse) { source = .live(live) }
 
     /// Recorded chunks, each at its offset from the start of delivery when `timed`.
-    init(recorded chunks: [ResponseChunk], timed: Bool) { source = .recorded(chunks, timed: timed) }
+    package init(recorded chunks: [ResponseChunk], timed: Bool) { source = .recorded(chunks, timed: timed) }
 
     /// Whether the body is a live upstream stream (else a recorded one, whose whole body the answer has).
     public var isLive: Bool {
@@ -52,28 +52,17 @@ public final class StreamedBody: Sendable {
             }
         case .recorded(let chunks, let timed):
             let queue = DispatchQueue(label: "kakapo.recorded-stream")
-            let start = DispatchTime.now()
-            // Each chunk schedules the next, so they go out in order whatever their offsets.
-            @Sendable func send(_ index: Int) {
-                guard !cancelled.load(ordering: .relaxed) else { return }
-                guard index < chunks.count else {
-                    handler(.end)
-                    return
-                }
-                handler(.data(chunks[index].bytes))
-                schedule(index + 1)
-            }
-            @Sendable func schedule(_ index: Int) {
-                guard timed, index < chunks.count else {
-                    queue.async { send(index) }
-                    return
-                }
-                // A recorded offset out of range (negative, not a number, or past a year) cannot trap here.
-                let milliseconds = chunks[index].offsetMilliseconds
-                let offset = milliseconds.isNaN ? 0 : Int(min(max(milliseconds, 0), 365 * 86_400_000) * 1000)
-                queue.asyncAfter(deadline: start + .microseconds(offset)) { send(index) }
-            }
-            schedule(0)
+            RecordedStreamPlayer(chunks: chunks, timed: timed).play(
+                after: { nanoseconds, work in
+                    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: work)
+                },
+                isCancelled: { [self] in cancelled.load(ordering: .relaxed) },
+                deliver: { event in
+                    switch event {
+                    case .data(let bytes): handler(.data(bytes))
+                    case .end: handler(.end)
+                    }
+                })
         }
     }
 

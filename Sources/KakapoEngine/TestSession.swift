@@ -18,8 +18,6 @@ final class TestSession: Sendable {
     let cassette: CassetteSession
     /// The session's own routes-file resources (`"store": "own"`); nil shares the server's.
     let store: StoreResources?
-    /// Recorded answers prepared for the wire, for this session's cassette.
-    let replies = PreparedReplies(limit: 1024)
     private let state = Mutex(State())
 
     private struct State {

@@ -1,3 +1,4 @@
+import KakapoEngine
 import NIOCore
 import NIOHTTP1
 
@@ -9,6 +10,9 @@ struct HTTPConnectionSettings: Sendable {
     let maximumBodyBytes: Int
     let limits: NIOHTTPDecoderLimitConfiguration
     let forward: ForwardProxyConfiguration?
+    let tls: ServerTLS
+    /// Recorded answers prepared for the wire.
+    let replies: PreparedReplies
     /// What all connections' buffered request bodies may hold together.
     let bodyBudget: BodyBudget
 

@@ -1,5 +1,7 @@
+import KakapoEngine
 import KakapoHTTP
 import KakapoJSON
+import KakapoStubs
 import KakapoUpstream
 import NIOCore
 import NIOHTTP1
@@ -260,10 +262,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         if HTTPServerHandler.isWebSocketUpgrade(head), let destination = pipeline.tunnelDestination(for: request) {
-            let tls = pipeline.configuration.upstreamTLS
+            let tls = settings.tls.upstream
             guard !destination.secure || tls != nil else {
                 answerError(
-                    "WebSockets to \(destination.authority) over TLS need TLS support (KakapoTLS.UpstreamTLSClient as the configuration's upstreamTLS)",
+                    "WebSockets to \(destination.authority) over TLS need TLS support (KakapoTLS.UpstreamTLSClient as the server's ServerTLS.upstream)",
                     status: 502, for: head, context: context)
                 return
             }
@@ -279,16 +281,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         answering += 1
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
-        let answered: @Sendable (ProxyAnswer) -> Void = { answer in
+        let answered: @Sendable (Answer) -> Void = { answer in
             reservation.release()
             let finish: @Sendable () -> Void = {
                 let (handler, context) = bound.value
                 handler.finish(answer, for: head, request: request, started: started, context: context)
             }
-            if answer.delay > .zero {
+            let delay = ReplayDelay.nanoseconds(answer.delay)
+            if delay > 0 {
                 // A route's latency: the answer is scheduled on the event loop, no thread waits for it.
-                let (seconds, attoseconds) = answer.delay.components
-                loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), finish)
+                loop.scheduleTask(in: .nanoseconds(delay), finish)
             } else if loop.inEventLoop {
                 finish()
             } else {
@@ -306,7 +308,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Sends the answer to a request, on the event loop, and journals the request.
     private func finish(
-        _ answer: ProxyAnswer, for head: HTTPRequestHead, request: HTTP.Request, started: NIODeadline,
+        _ answer: Answer, for head: HTTPRequestHead, request: HTTP.Request, started: NIODeadline,
         context: ChannelHandlerContext
     ) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -319,19 +321,25 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let url = pipeline.journal(request, answer, milliseconds: elapsed)
         if pipeline.logger.logLevel <= .debug {
             pipeline.logger.debug(
-                "\(request.method) \(url) -> \(answer.response.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
+                "\(request.method) \(url) -> \(answer.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
             )
         }
     }
 
     /// Writes the answer, or breaks the connection the way a route's fault says.
     private func deliver(
-        _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
+        _ answer: Answer, for request: HTTPRequestHead, context: ChannelHandlerContext,
         done: @escaping @Sendable () -> Void
     ) {
-        guard let fault = answer.fault else {
-            write(answer, for: request, context: context, done: done)
+        let fault: Fault.Kind
+        switch answer.outcome {
+        case .response(let status, let headers, let body):
+            write(
+                status: status, headers: headers, body: body, answer: answer, for: request, context: context, done: done
+            )
             return
+        case .fault(let kind):
+            fault = kind
         }
         let channel = context.channel
         switch fault {
@@ -361,27 +369,41 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(
-        _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
-        done: @escaping @Sendable () -> Void
+        status: Int, headers fields: HTTP.Headers, body: Answer.Body, answer: Answer, for request: HTTPRequestHead,
+        context: ChannelHandlerContext, done: @escaping @Sendable () -> Void
     ) {
-        if request.method != .HEAD, answer.live != nil || answer.chunks != nil {
-            writeStream(answer, for: request, context: context, done: done)
+        let isHead = request.method == .HEAD
+        let bytes: [UInt8]
+        switch body {
+        case .bytes(let whole): bytes = whole
+        case .live,
+            .recorded where !isHead:
+            writeStream(
+                status: status, headers: fields, body: body, source: answer.source, for: request, context: context,
+                done: done)
             return
+        case .live, .recorded: bytes = []
         }
         // A recorded answer is prepared once for every method but HEAD; a HEAD request prepares its own.
         let prepared =
-            answer.prepared.flatMap { request.method == .HEAD ? nil : $0 }
-            ?? PreparedResponse(answer.response, source: answer.source, for: request.method)
+            isHead
+            ? PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source, for: .HEAD)
+            : answer.replay.map { position in
+                settings.replies.prepared(position) {
+                    PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source)
+                }
+            }
+                ?? PreparedResponse(
+                    status: status, headers: fields, body: bytes, source: answer.source, for: request.method)
         let keepAlive = keepsAlive(request)
-        let isHead = request.method == .HEAD
         var headers = isHead ? prepared.headHeaders : prepared.headers
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(
             wrapOutboundOut(
                 .head(HTTPResponseHead(version: request.version, status: prepared.status, headers: headers))),
             promise: nil)
-        if !isHead && !prepared.bodyless && !answer.response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(prepared.body(of: answer.response)))), promise: nil)
+        if !isHead && !prepared.bodyless && !bytes.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(prepared.body(bytes)))), promise: nil)
         }
         guard !keepAlive else {
             // Out as far as the socket takes it: nothing waits for the write to complete.
@@ -407,12 +429,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ message: String, status: Int, headers: [(String, String)] = [], for head: HTTPRequestHead,
         context: ChannelHandlerContext
     ) {
-        var answer = ProxyAnswer(response: .json(["error": .string(message)], status: status), source: .error)
-        for (name, value) in headers { answer.response.headers.add(name: name, value: value) }
+        var response = HTTP.Response.error(message, status: status)
+        for (name, value) in headers { response.headers.add(name: name, value: value) }
         var closing = head
         closing.headers.replaceOrAdd(name: "connection", value: "close")
         tracker.begin()
-        write(answer, for: closing, context: context) { [tracker] in tracker.end() }
+        deliver(Answer(response: response, source: .error), for: closing, context: context) { [tracker] in tracker.end()
+        }
     }
 
     /// Answers `CONNECT host:port`: a decrypted tunnel for intercepted hosts, a blind one for the rest,
@@ -450,7 +473,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
         }
-        if forward.intercepts(host), let interception = forward.interception {
+        if let interception = settings.tls.interception, forward.intercepts(host) {
             let channel = context.channel
             do {
                 let tls = try interception.makeServerHandler(forHost: host)
@@ -489,8 +512,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Answers a `CONNECT` that opens no tunnel with `{"error": message}` and closes the connection. Written
     /// below the HTTP encoder, which leaves out the body of any answer to a `CONNECT`.
     private func answerConnect(with message: String, status: HTTPResponseStatus, context: ChannelHandlerContext) {
-        var body = JSONWriter().write(["error": .string(message)])
-        body.append(UInt8(ascii: "\n"))
+        let body = ErrorBody.error(message)
         var bytes = ByteBuffer(
             string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.count)\r\nX-Kakapo-Source: \(ResponseSource.error.rawValue)\r\n"
@@ -625,25 +647,28 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
     }
 
-    /// Writes an event stream piece by piece with chunked framing: a live one as the upstream delivers
-    /// it, a recorded one with its recorded gaps (or back to back with `--stream-timing none`).
+    /// Writes an answer piece by piece: a live one as the upstream delivers it, a recorded stream with
+    /// its recorded gaps (or back to back with `--stream-timing none`), through `RecordedStreamPlayer`.
     private func writeStream(
-        _ answer: ProxyAnswer, for request: HTTPRequestHead, context: ChannelHandlerContext,
-        done: @escaping @Sendable () -> Void
+        status: Int, headers fields: HTTP.Headers, body: Answer.Body, source: ResponseSource,
+        for request: HTTPRequestHead, context: ChannelHandlerContext, done: @escaping @Sendable () -> Void
     ) {
-        var headers = PreparedResponse.streamingHeaders(answer.response, source: answer.source)
+        var headers = PreparedResponse.streamingHeaders(fields, source: source)
         let keepAlive = keepsAlive(request)
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        let status = HTTPResponseStatus(statusCode: answer.response.status)
         context.writeAndFlush(
-            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            wrapOutboundOut(
+                .head(
+                    HTTPResponseHead(
+                        version: request.version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
             promise: nil)
         streamingAnswer = true
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let channel = context.channel
-        let live = answer.live
-        let send: @Sendable (LiveResponse.Event) -> Void = { event in
+        var live: LiveResponse?
+        if case .live(let stream) = body { live = stream }
+        let send: @Sendable (LiveResponse.Event) -> Void = { [live] event in
             loop.execute {
                 let (handler, context) = bound.value
                 switch event {
@@ -671,27 +696,29 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
         }
-        if let live {
+        switch body {
+        case .live(let live):
             // A client that leaves while the upstream is quiet is noticed too.
             channel.closeFuture.whenComplete { _ in live.cancel() }
             live.attach(send)
-            return
-        }
-        let chunks = answer.chunks ?? []
-        let timed = pipeline.configuration.streamTiming == .recorded
-        for chunk in chunks {
-            if timed && chunk.offsetMilliseconds > 0 {
-                loop.scheduleTask(in: .microseconds(Int64(chunk.offsetMilliseconds * 1000))) {
-                    send(.data(chunk.bytes))
-                }
-            } else {
-                send(.data(chunk.bytes))
-            }
-        }
-        let last = chunks.last?.offsetMilliseconds ?? 0
-        if timed && last > 0 {
-            loop.scheduleTask(in: .microseconds(Int64(last * 1000) + 1)) { send(.end) }
-        } else {
+        case .recorded(let chunks):
+            RecordedStreamPlayer(chunks: chunks, timed: pipeline.configuration.streamTiming == .recorded).play(
+                after: { nanoseconds, work in
+                    if nanoseconds > 0 {
+                        loop.scheduleTask(in: .nanoseconds(nanoseconds), work)
+                    } else {
+                        loop.execute(work)
+                    }
+                },
+                isCancelled: { !channel.isActive },
+                deliver: { event in
+                    switch event {
+                    case .data(let bytes): send(.data(bytes))
+                    case .end: send(.end)
+                    }
+                })
+        case .bytes(let bytes):
+            send(.data(bytes))
             send(.end)
         }
     }
@@ -748,7 +775,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             tooLarge
             ? "the request's header section is larger than the server accepts"
             : "malformed HTTP request: \(parserError)"
-        let body = JSONWriter().write(["error": .string(message)])
+        let body = ErrorBody.error(message)
         let headers = NIOHTTP1.HTTPHeaders([
             ("Content-Type", "application/json"), ("Content-Length", String(body.count)), ("Connection", "close"),
             ("X-Kakapo-Source", ResponseSource.error.rawValue),
@@ -766,7 +793,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else if let origin {
             // Inside a decrypted tunnel: a client that refused Kakapo's certificate says so in one line;
             // ordinary closes are no news.
-            switch settings.forward?.interception?.closeReason(for: error) ?? .failed("\(error)") {
+            switch settings.tls.interception?.closeReason(for: error) ?? .failed("\(error)") {
             case .untrusted(let alert):
                 let told = alert.map { " (TLS alert \($0))" } ?? ""
                 pipeline.logger.info(

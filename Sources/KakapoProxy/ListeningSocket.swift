@@ -1,3 +1,4 @@
+import KakapoEngine
 import NIOCore
 
 #if canImport(Glibc)
@@ -32,5 +33,19 @@ enum ListeningSocket {
             throw IOError(errnoCode: code, reason: "bind to \(address)")
         }
         return descriptor
+    }
+}
+
+extension ListeningAddress {
+    /// Where a connection whose local end is `local` reached a server configured to bind `configuredHost`.
+    init(configuredHost: String, local: SocketAddress?) {
+        self.init(configuredHost: configuredHost, localIP: local?.ipAddress, port: local?.port)
+    }
+
+    /// Whether a connected socket's peer is Kakapo's own listening address (a blind tunnel whose host name
+    /// resolved to this machine).
+    func isSelf(_ address: SocketAddress?) -> Bool {
+        guard let address, let port = address.port, let ip = address.ipAddress else { return false }
+        return isSelf(host: ip, port: port)
     }
 }

@@ -1,19 +1,19 @@
-import NIOConcurrencyHelpers
+import Synchronization
 
-/// Recorded answers' heads prepared for the wire on first use and kept, by position in the cassette, for
-/// up to `limit` of them (answers past it are prepared each time, so a cassette of 100,000 recordings
-/// does not keep 100,000 sets of headers). Positions of the interactions loaded at start never change
-/// during a run, so the cache never goes stale.
+/// Recorded answers' heads prepared for the wire on first use and kept, by position in the server's
+/// cassette (`Answer.replay`), for up to `limit` of them (answers past it are prepared each time, so a
+/// cassette of 100,000 recordings does not keep 100,000 sets of headers). Positions of the interactions
+/// loaded at start never change during a run, so the cache never goes stale.
 final class PreparedReplies: Sendable {
-    private let cache = NIOLockedValueBox<[Int: PreparedResponse]>([:])
+    private let cache = Mutex<[Int: PreparedResponse]>([:])
     private let limit: Int
 
     init(limit: Int = 16_384) { self.limit = limit }
 
     func prepared(_ position: Int, make: () -> PreparedResponse) -> PreparedResponse {
-        if let found = cache.withLockedValue({ $0[position] }) { return found }
+        if let found = cache.withLock({ $0[position] }) { return found }
         let made = make()
-        cache.withLockedValue { cache in
+        cache.withLock { cache in
             if cache.count < limit { cache[position] = made }
         }
         return made

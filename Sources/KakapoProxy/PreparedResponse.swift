@@ -1,3 +1,4 @@
+import KakapoEngine
 import KakapoHTTP
 import NIOCore
 import NIOHTTP1
@@ -24,18 +25,21 @@ struct PreparedResponse: Sendable {
 
     /// Prepares `response`. `method` says which request it answers when it is sent once (only those
     /// headers are built); nil prepares it for both HEAD and the rest (a recorded answer, sent many times).
-    init(_ response: HTTP.Response, source: ResponseSource, for method: NIOHTTP1.HTTPMethod? = nil) {
-        status = HTTPResponseStatus(statusCode: response.status)
-        bodyless = response.status < 200 || response.status == 204 || response.status == 304
+    init(
+        status: Int, headers fields: HTTP.Headers, body: [UInt8], source: ResponseSource,
+        for method: NIOHTTP1.HTTPMethod? = nil
+    ) {
+        self.status = HTTPResponseStatus(statusCode: status)
+        bodyless = status < 200 || status == 204 || status == 304
         let needsHead = method == nil || method == .HEAD
         let needsOthers = method != .HEAD
         var headers = NIOHTTP1.HTTPHeaders()
         var headHeaders = NIOHTTP1.HTTPHeaders()
-        if needsOthers { headers.reserveCapacity(response.headers.count + 2) }
-        if needsHead { headHeaders.reserveCapacity(response.headers.count + 1) }
+        if needsOthers { headers.reserveCapacity(fields.count + 2) }
+        if needsHead { headHeaders.reserveCapacity(fields.count + 1) }
         var hasLength = false
-        let length = String(response.body.count)
-        for field in HopByHopHeaders.removing(from: response.headers) {
+        let length = String(body.count)
+        for field in HopByHopHeaders.removing(from: fields) {
             if field.name.caseInsensitiveEquals("content-length") {
                 // Kept in its place; a replay states the length of the body actually sent.
                 if needsHead { headHeaders.add(name: field.name, value: field.value) }
@@ -53,20 +57,20 @@ struct PreparedResponse: Sendable {
         self.headers = needsOthers ? headers : headHeaders
         self.headHeaders = needsHead ? headHeaders : headers
         sharedBody =
-            needsOthers && !bodyless && response.body.count >= Self.sharedBodyBytes
-            ? ByteBuffer(bytes: response.body) : nil
+            needsOthers && !bodyless && body.count >= Self.sharedBodyBytes
+            ? ByteBuffer(bytes: body) : nil
     }
 
-    /// The body of `response` (the one this was prepared from) for the wire.
-    func body(of response: HTTP.Response) -> ByteBuffer { sharedBody ?? ByteBuffer(bytes: response.body) }
+    /// `body` (the one this was prepared with) for the wire.
+    func body(_ body: [UInt8]) -> ByteBuffer { sharedBody ?? ByteBuffer(bytes: body) }
 
     /// Headers for an answer sent piece by piece: hop-by-hop fields dropped, `X-Kakapo-Source` added. An
     /// event stream goes out with chunked framing (its length dropped); another body keeps the length
     /// the upstream announced, if any, so a download shows its progress.
-    static func streamingHeaders(_ response: HTTP.Response, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
+    static func streamingHeaders(_ fields: HTTP.Headers, source: ResponseSource) -> NIOHTTP1.HTTPHeaders {
         var headers = NIOHTTP1.HTTPHeaders()
-        let keepsLength = !response.headers.announcesEventStream
-        for field in HopByHopHeaders.removing(from: response.headers)
+        let keepsLength = !fields.announcesEventStream
+        for field in HopByHopHeaders.removing(from: fields)
         where (keepsLength || !field.name.caseInsensitiveEquals("content-length")) && !isUpstreamSource(field.name) {
             headers.add(name: field.name, value: field.value)
         }

@@ -1,6 +1,8 @@
 import Foundation
+import KakapoEngine
 import KakapoProxy
 import KakapoURLSession
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -17,6 +19,15 @@ public struct CassetteContext: Sendable {
     public let mode: ProxyMode
     /// A session whose requests Kakapo answers, with no socket.
     public let session: URLSession
+    /// The socket server `baseURL()` starts on first use, sharing the in-process engine.
+    let socket = SocketServer()
+
+    init(kakapo: InProcessKakapo, path: String, mode: ProxyMode, session: URLSession) {
+        self.kakapo = kakapo
+        self.path = path
+        self.mode = mode
+        self.session = session
+    }
 
     /// The cassette of the test running now, inside a `.cassette` trait.
     @TaskLocal public static var current: CassetteContext?
@@ -24,8 +35,34 @@ public struct CassetteContext: Sendable {
     /// `http://127.0.0.1:PORT` of a server on a free port answering through the same pipeline (started on
     /// first use), for AsyncHTTPClient, subprocesses and anything that is not URLSession.
     public func baseURL() async throws -> URL {
-        if let port = kakapo.server.port { return URL(string: "http://127.0.0.1:\(port)")! }
-        let port = try await kakapo.server.start(port: 0)
+        let port = try await socket.port(for: kakapo.engine)
         return URL(string: "http://127.0.0.1:\(port)")!
+    }
+}
+
+/// The socket server of one test's cassette, made and started on first use (so a test that never asks
+/// for a URL starts no event-loop threads) and stopped with the test.
+final class SocketServer: Sendable {
+    private let server = Mutex<ProxyServer?>(nil)
+
+    /// The port of the server answering through `engine`, started now if it is not yet.
+    func port(for engine: Engine) async throws -> Int {
+        let made = server.withLock { server -> ProxyServer in
+            if let server { return server }
+            let made = ProxyServer(sharing: engine)
+            server = made
+            return made
+        }
+        if let port = made.port { return port }
+        return try await made.start(port: 0)
+    }
+
+    /// Stops the server, if one was started; the engine goes on.
+    func stop() async {
+        let running = server.withLock { server in
+            defer { server = nil }
+            return server
+        }
+        await running?.shutdown()
     }
 }

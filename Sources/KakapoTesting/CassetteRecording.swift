@@ -1,4 +1,5 @@
 import Foundation
+import KakapoEngine
 import KakapoProxy
 import KakapoUpstream
 

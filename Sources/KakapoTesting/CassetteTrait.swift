@@ -1,3 +1,4 @@
+import KakapoEngine
 import KakapoProxy
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoEngine
 import KakapoProxy
 import KakapoURLSession
 import KakapoUpstream
@@ -52,9 +53,11 @@ public func withCassette<T>(
     do {
         result = try await body(context)
     } catch {
+        await context.socket.stop()
         await kakapo.shutdown()
         throw error
     }
+    await context.socket.stop()
     let summary = await kakapo.shutdown()
     if let saveError = summary.saveError { throw CassetteTestError("\(path) could not be saved: \(saveError)") }
     if !summary.misses.isEmpty {

@@ -1,19 +1,20 @@
 import Foundation
-import KakapoProxy
+import KakapoEngine
 import KakapoUpstream
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-extension ProxyAnswer {
+extension Answer {
     /// The `URLError` a client over a socket would have seen, for a route's fault or an upstream failure;
     /// nil for an answer.
     var urlError: URLError? {
-        switch fault {
-        case .connectionReset?, .emptyResponse?: return URLError(.networkConnectionLost)
-        case .malformedResponse?: return URLError(.badServerResponse)
-        case nil: break
+        if case .fault(let kind) = outcome {
+            switch kind {
+            case .connectionReset, .emptyResponse: return URLError(.networkConnectionLost)
+            case .malformedResponse: return URLError(.badServerResponse)
+            }
         }
         guard let error = upstreamError else { return nil }
         switch error.code {

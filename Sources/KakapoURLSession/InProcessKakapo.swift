@@ -1,5 +1,5 @@
 import Foundation
-import KakapoProxy
+import KakapoEngine
 import KakapoRouter
 import KakapoUpstream
 import Logging
@@ -20,18 +20,16 @@ import Synchronization
 /// let summary = await kakapo.shutdown()
 /// ```
 public final class InProcessKakapo: Sendable {
-    /// The server whose pipeline answers; it is never bound to a port.
-    public let server: ProxyServer
+    /// What answers: the same engine as the server's, with no socket and no event loop.
+    public let engine: Engine
     /// The protocol class this instance's sessions use.
     private let protocolClass: AnyClass
 
     /// Builds the pipeline from `configuration` (port and host are ignored) and gets it ready.
     public init(configuration: ProxyConfiguration, logger: Logger = Logger(label: "kakapo")) throws {
-        var configuration = configuration
-        configuration.threads = 1
-        server = try ProxyServer(configuration: configuration, logger: logger)
-        try server.startInProcess()
-        protocolClass = KakapoURLProtocol.register(server)
+        engine = try Engine(configuration: configuration, logger: logger)
+        try engine.start()
+        protocolClass = KakapoURLProtocol.register(engine)
     }
 
     /// Builds one from the essentials: a cassette (nil for none), a mode, and an upstream for the modes
@@ -43,13 +41,13 @@ public final class InProcessKakapo: Sendable {
     }
 
     /// The pipeline: routes, Store resources, the cassette session, the journal.
-    public var pipeline: RequestPipeline { server.pipeline }
+    public var pipeline: RequestPipeline { engine.pipeline }
     /// The router for any host: `kakapo.router.get("/users/:id") { ... }`.
-    public var router: Router { server.router }
+    public var router: Router { engine.router }
     /// A router for requests under `baseURL` only.
-    public func register(_ baseURL: String) throws(RouterError) -> Router { try server.register(baseURL) }
+    public func register(_ baseURL: String) throws(RouterError) -> Router { try engine.register(baseURL) }
     /// REST resources backed by a Store.
-    public var resources: StoreResources { server.resources }
+    public var resources: StoreResources { engine.resources }
 
     /// A configuration whose sessions Kakapo answers (its protocol class goes first). Start from `base`
     /// (an ephemeral configuration by default) to keep its other settings.
@@ -66,13 +64,13 @@ public final class InProcessKakapo: Sendable {
         /// otherwise. Not on Linux: corelibs Foundation tries its own HTTP protocol before any registered
         /// class, so only sessions made from `sessionConfiguration()` can be answered there.
         public func enable() {
-            KakapoURLProtocol.setGlobal(server)
+            KakapoURLProtocol.setGlobal(engine)
             _ = URLProtocol.registerClass(KakapoURLProtocol.self)
         }
 
         /// Stops answering `URLSession.shared`.
         public func disable() {
-            KakapoURLProtocol.setGlobal(nil, ifCurrent: server)
+            KakapoURLProtocol.setGlobal(nil, ifCurrent: engine)
             URLProtocol.unregisterClass(KakapoURLProtocol.self)
         }
     #endif
@@ -80,8 +78,8 @@ public final class InProcessKakapo: Sendable {
     /// Stops answering, saves the cassette when recording, and returns what the run did.
     @discardableResult
     public func shutdown() async -> ProxySummary {
-        KakapoURLProtocol.setGlobal(nil, ifCurrent: server)
+        KakapoURLProtocol.setGlobal(nil, ifCurrent: engine)
         KakapoURLProtocol.unregister(slot: (protocolClass as? KakapoURLProtocol.Type)?.slot ?? -1)
-        return await server.shutdown()
+        return await engine.shutdown()
     }
 }

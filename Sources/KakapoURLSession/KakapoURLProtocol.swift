@@ -1,7 +1,7 @@
 import Foundation
 import KakapoCassette
+import KakapoEngine
 import KakapoHTTP
-import KakapoProxy
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -17,8 +17,8 @@ import Synchronization
 /// held behind a lock so that `stopLoading` can give it up.
 class KakapoURLProtocol: URLProtocol {
     private struct Instances {
-        var bySlot: [Int: ProxyServer] = [:]
-        var global: ProxyServer?
+        var bySlot: [Int: Engine] = [:]
+        var global: Engine?
     }
 
     private static let instances = Mutex(Instances())
@@ -30,7 +30,7 @@ class KakapoURLProtocol: URLProtocol {
     class var slot: Int { -1 }
 
     /// Registers `kakapo` and returns the protocol class its sessions use.
-    static func register(_ kakapo: ProxyServer) -> AnyClass {
+    static func register(_ kakapo: Engine) -> AnyClass {
         let slot = slots.wrappingAdd(1, ordering: .relaxed).oldValue
         instances.withLock { $0.bySlot[slot] = kakapo }
         return protocolClass(Slot0.self, remaining: slot)
@@ -44,7 +44,7 @@ class KakapoURLProtocol: URLProtocol {
         remaining == 0 ? KakapoURLProtocolSlot<S>.self : protocolClass(NextSlot<S>.self, remaining: remaining - 1)
     }
 
-    static func setGlobal(_ kakapo: ProxyServer?, ifCurrent current: ProxyServer? = nil) {
+    static func setGlobal(_ kakapo: Engine?, ifCurrent current: Engine? = nil) {
         instances.withLock { instances in
             if let current, instances.global !== current { return }
             instances.global = kakapo
@@ -52,7 +52,7 @@ class KakapoURLProtocol: URLProtocol {
     }
 
     /// The instance that answers `request` for this class, if any.
-    class func owner(of request: URLRequest) -> ProxyServer? {
+    class func owner(of request: URLRequest) -> Engine? {
         guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return nil
         }
@@ -83,7 +83,7 @@ class KakapoURLProtocol: URLProtocol {
     /// Asks `owner` for the answer to `converted` (sent as `current`) and hands it to Foundation's client
     /// as it comes: a streamed body piece by piece, on the threads that deliver it (libcurl's, or
     /// Dispatch's for a recorded stream), never waiting on Swift's cooperative pool.
-    private func load(_ converted: HTTP.Request, as current: URLRequest, owner: ProxyServer, redirects: Int) {
+    private func load(_ converted: HTTP.Request, as current: URLRequest, owner: Engine, redirects: Int) {
         // URLProtocol is not Sendable; Foundation expects its client to be called from any thread.
         nonisolated(unsafe) let loader = self
         guard redirects < KakapoURLProtocol.maximumRedirects else {
@@ -98,7 +98,7 @@ class KakapoURLProtocol: URLProtocol {
             #if !canImport(Darwin)
                 // corelibs Foundation cannot take a redirect from a protocol (it traps), so the
                 // redirect is followed here, as URLSession's default policy would.
-                if let next = KakapoURLProtocol.redirect(answer.response, from: current),
+                if let response = answer.response, let next = KakapoURLProtocol.redirect(response, from: current),
                     let nextRequest = try? HTTP.Request(next)
                 {
                     body?.cancel()
@@ -110,7 +110,7 @@ class KakapoURLProtocol: URLProtocol {
                 loader.deliverWhole(answer, for: url, request: current)
                 return
             }
-            if answer.response.headers["Content-Encoding"] != nil {
+            if answer.response?.headers["Content-Encoding"] != nil {
                 // A compressed stream is decompressed whole, as a socket client's URLSession would: a
                 // recorded one is whole already, a live one is collected.
                 guard body.isLive else {
@@ -124,12 +124,14 @@ class KakapoURLProtocol: URLProtocol {
                         return
                     }
                     var whole = answer
-                    whole.response.body = bytes
+                    if case .response(let status, let headers, _) = answer.outcome {
+                        whole.outcome = .response(status: status, headers: headers, body: .bytes(bytes))
+                    }
                     loader.deliverWhole(whole, for: url, request: current)
                 }
                 return
             }
-            guard loader.deliverHead(answer, for: url, request: current) else {
+            guard loader.deliverHead(answer, response: answer.response, for: url, request: current) else {
                 body.cancel()
                 return
             }
@@ -153,11 +155,10 @@ class KakapoURLProtocol: URLProtocol {
     }
 
     /// Hands the task a whole answer: head, body, end.
-    private func deliverWhole(_ answer: ProxyAnswer, for url: URL, request: URLRequest) {
-        var answer = answer
-        answer.response = KakapoURLProtocol.decoded(answer.response)
-        guard deliverHead(answer, for: url, request: request) else { return }
-        if !answer.response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(answer.response.body)) }
+    private func deliverWhole(_ answer: Answer, for url: URL, request: URLRequest) {
+        let response = answer.response.map(KakapoURLProtocol.decoded)
+        guard deliverHead(answer, response: response, for: url, request: request), let response else { return }
+        if !response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(response.body)) }
         client?.urlProtocolDidFinishLoading(self)
     }
 
@@ -201,14 +202,18 @@ class KakapoURLProtocol: URLProtocol {
         return response
     }
 
-    /// Hands the task the answer's head (or its failure, or a redirect); true when the body is to follow.
-    private func deliverHead(_ answer: ProxyAnswer, for url: URL, request: URLRequest) -> Bool {
+    /// Hands the task the answer's head, `response` (or its failure, or a redirect); true when the body
+    /// is to follow.
+    private func deliverHead(_ answer: Answer, response: HTTP.Response?, for url: URL, request: URLRequest) -> Bool {
         guard let client else { return false }
         if let failure = answer.urlError {
             client.urlProtocol(self, didFailWithError: failure)
             return false
         }
-        let response = answer.response
+        guard let response else {
+            client.urlProtocol(self, didFailWithError: URLError(.badServerResponse))
+            return false
+        }
         var headers: [String: String] = [:]
         for field in HopByHopHeaders.removing(from: response.headers) {
             if let existing = headers[field.name] {

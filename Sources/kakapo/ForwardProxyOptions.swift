@@ -62,19 +62,21 @@ struct ForwardProxyOptions: ParsableArguments {
         try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
     }
 
-    /// Sets the forward-proxy and listener parts of `configuration` and returns the CA they use. The CA
-    /// is made or read once, and only when one of them needs it.
+    /// Sets the forward-proxy part of `configuration` and the listener and interception parts of `server`,
+    /// and returns the CA they use. The CA is made or read once, and only when one of them needs it.
     @discardableResult
-    func apply(to configuration: inout ProxyConfiguration) throws(TLSSetupError) -> CertificateAuthority? {
+    func apply(to configuration: inout ProxyConfiguration, server: inout ServerTLS) throws(TLSSetupError)
+        -> CertificateAuthority?
+    {
         let authority = proxy || tls ? try self.authority() : nil
         if proxy, let authority {
-            configuration.forwardProxy = ForwardProxyConfiguration(
-                intercept: intercept, interception: InterceptionCertificates(authority: authority))
+            configuration.forwardProxy = ForwardProxyConfiguration(intercept: intercept)
+            server.interception = InterceptionCertificates(authority: authority)
         }
         if let tlsCert, let tlsKey {
-            configuration.listenerTLS = try ListenerCertificate(certificatePath: tlsCert, keyPath: tlsKey)
+            server.listener = try ListenerCertificate(certificatePath: tlsCert, keyPath: tlsKey)
         } else if tls, let authority {
-            configuration.listenerTLS = try ListenerCertificate(authority: authority)
+            server.listener = try ListenerCertificate(authority: authority)
         }
         return authority
     }

@@ -28,14 +28,15 @@ struct ProxyRunner {
         let logger = Logger(label: "kakapo")
         var configuration = configuration
         let authority: CertificateAuthority?
+        var tls = ServerTLS()
         do {
-            authority = try https.apply(to: &configuration)
+            authority = try https.apply(to: &configuration, server: &tls)
             // WebSocket tunnels to an https:// upstream trust what libcurl trusts for it. Only where one can
             // be https (its TLS context costs about 10 ms of start-up).
             if let upstream = configuration.upstream,
                 upstream.baseURL.lowercased().hasPrefix("https:") || configuration.forwardProxy != nil
             {
-                configuration.upstreamTLS = try UpstreamTLSClient(upstream)
+                tls.upstream = try UpstreamTLSClient(upstream)
             }
         } catch {
             standardError("error: \(error)")
@@ -46,7 +47,7 @@ struct ProxyRunner {
         defer { shared?.shutdown() }
         let server: ProxyServer
         do {
-            server = try ProxyServer(configuration: configuration, logger: logger)
+            server = try ProxyServer(configuration: configuration, tls: tls, logger: logger)
         } catch {
             standardError("error: \(error)")
             throw ExitCode(ExitStatus.invalidInput)
@@ -138,8 +139,11 @@ struct ProxyRunner {
         }
     }
 
+    /// Loopback by the one rule the server uses for its clients (`ListeningAddress.isLoopbackName`).
     private func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1"
+        var host = host.lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return ListeningAddress.isLoopbackName(host)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import KakapoEngine
 @testable import KakapoProxy
 @testable import KakapoUpstream
 

@@ -24,7 +24,7 @@ struct SessionTests {
             upstream: upstream.map { UpstreamConfiguration(baseURL: $0.baseURL) }, adminToken: token)
         configuration.sessionDirectory = directory
         configuration.sessionTimeout = timeout
-        if forward { configuration.forwardProxy = ForwardProxyConfiguration(interception: nil) }
+        if forward { configuration.forwardProxy = ForwardProxyConfiguration() }
         return try await ProxyHarness.start(configuration)
     }
 

@@ -3,6 +3,7 @@ import KakapoCassette
 import Synchronization
 import Testing
 
+@testable import KakapoEngine
 @testable import KakapoProxy
 
 /// Issue 25, "Bounds": a recorded stream's offsets, however large, cannot trap when they are scheduled.

@@ -15,7 +15,7 @@ struct TrustWireTests {
     /// A forward proxy (`--proxy`, every tunnel blind) that forwards what it is not answered for.
     static func forwardProxy(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(mode: .passthrough)
-        configuration.forwardProxy = ForwardProxyConfiguration(interception: nil)
+        configuration.forwardProxy = ForwardProxyConfiguration()
         configure(&configuration)
         return try await ProxyHarness.start(configuration)
     }

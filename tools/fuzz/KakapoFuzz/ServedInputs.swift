@@ -1,4 +1,5 @@
 import Foundation
+import KakapoEngine
 import KakapoHTTP
 import KakapoJSON
 import KakapoProxy
@@ -66,7 +67,7 @@ enum ServedInputs {
     }
 
     /// The pipeline's answer to `request`, as a client on loopback gets it.
-    private static func answer(_ request: HTTP.Request) -> ProxyAnswer {
+    private static func answer(_ request: HTTP.Request) -> Answer {
         let done = DispatchSemaphore(value: 0)
         let box = AnswerBox()
         server.pipeline.handle(request, fromLoopback: true) { answer in
@@ -123,7 +124,7 @@ enum ServedInputs {
 
 /// Hands a value from a callback to the thread waiting on a semaphore (the semaphore orders the accesses).
 private final class AnswerBox: @unchecked Sendable {
-    var answer: ProxyAnswer?
+    var answer: Answer?
 }
 
 /// Hands the bound port from the starting task to the waiting thread (the semaphore orders the accesses).

@@ -1,0 +1,15 @@
+/// `/__kakapo/*`: the admin API (`AdminEndpoints`), first of all layers.
+enum AdminLayer: PipelineLayer {
+    static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
+        let request = exchange.request
+        guard RequestPipeline.isAdmin(request) else { return .pass }
+        let fromLoopback = exchange.fromLoopback
+        if let (queue, later) = AdminEndpoints.sessionAnswer(request, fromLoopback: fromLoopback, pipeline: pipeline) {
+            return .later { reply in queue.async { reply(later()) } }
+        }
+        if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: pipeline) {
+            return .later { reply in Task { reply(await later()) } }
+        }
+        return .now(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: pipeline))
+    }
+}

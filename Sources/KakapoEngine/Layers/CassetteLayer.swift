@@ -1,0 +1,47 @@
+import Foundation
+import KakapoCassette
+
+/// Recorded interactions, in the modes that replay: a hit is answered as recorded (a `HEAD` from a `GET`
+/// recording with its head only); a stale one is re-recorded where the mode records.
+enum CassetteLayer: PipelineLayer {
+    static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
+        guard exchange.mode.replays, let cassette = exchange.cassette, let hit = cassette.play(exchange.request)
+        else { return .pass }
+        exchange.testSession?.noteReplay()
+        if exchange.testSession == nil, pipeline.stalePositions.contains(hit.position) {
+            // Too old: re-recorded where the mode records, replayed with a warning otherwise.
+            if exchange.mode == .new, pipeline.upstream != nil {
+                return UpstreamLayer.forward(exchange.request, replacing: true, recording: cassette, in: pipeline)
+            }
+            pipeline.staleReplays.withLock { _ = $0.insert(hit.position) }
+        }
+        if hit.interaction.request.method != exchange.request.method {
+            // A HEAD answered from a GET recording (InteractionIndex.play).
+            return .now(headAnswer(from: hit.interaction))
+        }
+        let response = hit.interaction.response
+        var answer = Answer(
+            .response(
+                status: response.status, headers: response.headers,
+                body: hit.interaction.chunks.map { .recorded($0) } ?? .bytes(response.body)),
+            source: .cassette)
+        // Only the server's own cassette: a session's positions are its own, and sessions come and go.
+        if exchange.testSession == nil { answer.replay = hit.position }
+        return .now(answer)
+    }
+
+    /// The answer to a `HEAD` from a `GET` recording: its status and headers, with the `Content-Length` the
+    /// `GET` replay states (the recorded one, else the body's), and no body; a recorded stream keeps no
+    /// length, as its `GET` replay has none.
+    static func headAnswer(from interaction: Interaction) -> Answer {
+        var response = interaction.response
+        let status = response.status
+        if interaction.chunks == nil, !response.headers.announcesEventStream, response.headers["Content-Length"] == nil,
+            status >= 200, status != 204, status != 304
+        {
+            response.headers.add(name: "Content-Length", value: String(response.body.count))
+        }
+        response.body = []
+        return Answer(response: response, source: .cassetteHead)
+    }
+}

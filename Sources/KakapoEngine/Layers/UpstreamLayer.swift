@@ -1,0 +1,124 @@
+import KakapoCassette
+import KakapoHTTP
+import KakapoJSON
+import KakapoUpstream
+import Synchronization
+
+/// The upstream, through libcurl, in the modes that forward: the answer goes back as it arrives (a
+/// stream as a `LiveResponse`), and in the modes that record it is recorded into the cassette.
+enum UpstreamLayer: PipelineLayer {
+    static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
+        guard exchange.mode.usesUpstream, pipeline.upstream != nil else { return .pass }
+        return forward(
+            exchange.request, replacing: exchange.mode == .all,
+            recording: exchange.mode.records ? exchange.cassette : nil, in: pipeline)
+    }
+
+    /// Forwards `request`, recording its answer into `session` when given (replacing earlier recordings of
+    /// it when `replacing`); `bodyStream` is its body when that goes upstream as it arrives.
+    static func forward(
+        _ request: HTTP.Request, replacing: Bool, recording session: CassetteSession?,
+        bodyStream: RequestBodyStream? = nil, in pipeline: RequestPipeline
+    ) -> LayerStep {
+        guard let upstream = pipeline.upstream else { return .pass }
+        let logger = pipeline.logger
+        let redactor = pipeline.configuration.redactor
+        return .later { completion in
+            var escaped = request
+            // Raw bytes a URL may not hold (UTF-8 a client sent unescaped) go to libcurl, and so to the
+            // recording, escaped with upper-case hex (RFC 3986 2.1); escapes the client wrote stay as written.
+            escaped.target = request.target.escapingRawBytes()
+            let prepared = upstream.prepare(escaped)
+            let started = ContinuousClock.now
+            // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
+            // they arrive: the answer completes at their head, and the recording (timed chunks for a
+            // stream, see StreamRecording; the body otherwise) is made when the stream ends. A LiveResponse
+            // is made at the head of a streamed answer only; every other answer needs none.
+            let live = Mutex<LiveResponse?>(nil)
+            let onStream: @Sendable (UpstreamStreamEvent) -> StreamDisposition = { event in
+                switch event {
+                case .head(let head, let resumer):
+                    let stream = LiveResponse(
+                        recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer)
+                    live.withLock { $0 = stream }
+                    completion(
+                        Answer(
+                            .response(status: head.status, headers: head.headers, body: .live(stream)),
+                            source: .upstream))
+                    return .proceed
+                case .data(let bytes):
+                    // Pauses the transfer while the client is behind.
+                    return live.withLock { $0 }?.append(bytes) ?? .proceed
+                case .tooLargeToKeep:
+                    live.withLock { $0 }?.dropKeptBody()
+                    return .proceed
+                }
+            }
+            upstream.send(prepared, bodyStream: bodyStream, keepsStreamedBody: session != nil, onStream: onStream) {
+                result in
+                let stream = live.withLock { $0 }
+                if let stream {
+                    var failed = false
+                    if case .failure = result { failed = true }
+                    stream.finish(broken: failed)
+                }
+                func described() -> String {
+                    let url = redactor.redactedURL(of: prepared)
+                    return "\(prepared.method) "
+                        + (prepared.origin == nil ? (upstream.url?.description ?? "") + url : url)
+                }
+                switch result {
+                case .success(let response):
+                    let answer = Answer(response: response, source: .upstream)
+                    guard let session else {
+                        if stream == nil { completion(answer) }
+                        return
+                    }
+                    if stream?.isKeptWhole == false {
+                        logger.warning(
+                            "not recorded: the answer to \(described()) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
+                        )
+                        if stream == nil { completion(answer) }
+                        return
+                    }
+                    if let coding = ContentCoding(header: response.headers["Content-Encoding"]),
+                        response.body.count > ContentCoding.maximumDecodedBytes >> 11,
+                        coding.decodesPastLimit(response.body)
+                    {
+                        logger.warning(
+                            "recorded as sent: the \(coding.rawValue) answer to \(described()) decodes to more than \(ContentCoding.maximumDecodedBytes >> 20) MiB, so the cassette keeps it encoded (base64)"
+                        )
+                    }
+                    let interaction = Interaction(
+                        request: prepared, response: response, recordedAt: UTCTimestamp.now(),
+                        durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1),
+                        chunks: stream?.chunks(of: response.body))
+                    // Recorded before the client gets its answer, so requests a client sends one after the
+                    // other are recorded in that order.
+                    session.record(interaction, replacing: replacing)
+                    if stream == nil { completion(answer) }
+                case .failure(let error) where stream?.isCancelled == true:
+                    logger.debug("the client left before the end of a streamed answer: \(error.message)")
+                case .failure(let error) where stream != nil:
+                    logger.warning(
+                        "the streamed answer from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
+                    )
+                case .failure(let error):
+                    completion(failure(error, upstream: upstream.destination(of: prepared) ?? "none"))
+                }
+            }
+        }
+    }
+
+    /// The 502 or 504 that says why the upstream failed.
+    static func failure(_ error: UpstreamError, upstream: String) -> Answer {
+        let body: JSONValue = [
+            "error": .string(error.message),
+            "code": .string(error.code.name),
+            "upstream": .string(upstream),
+        ]
+        var answer = Answer(response: .json(body, status: error.status), source: .error)
+        answer.upstreamError = error
+        return answer
+    }
+}

@@ -1,0 +1,53 @@
+import KakapoCassette
+
+/// Plays a recorded stream's chunks, in order, each at its recorded offset from the start (or back to
+/// back when not `timed`), through the timer a transport gives it: the one replay of recorded chunks,
+/// shared by the NIO server (its event loop's timer) and Kakapo in process (a Dispatch queue).
+package struct RecordedStreamPlayer: Sendable {
+    /// What the player hands on.
+    package enum Event: Sendable {
+        case data([UInt8])
+        case end
+    }
+
+    package let chunks: [ResponseChunk]
+    package let timed: Bool
+
+    package init(chunks: [ResponseChunk], timed: Bool) {
+        self.chunks = chunks
+        self.timed = timed
+    }
+
+    /// Starts playing: `after(nanoseconds, work)` runs `work` that many nanoseconds from now (0: as soon
+    /// as it can, after what is already scheduled); each chunk schedules the next, so they go out in
+    /// order whatever their offsets. Stops early once `isCancelled` says so.
+    package func play(
+        after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void,
+        isCancelled: @escaping @Sendable () -> Bool = { false },
+        deliver: @escaping @Sendable (Event) -> Void
+    ) {
+        let start = ContinuousClock.now
+        let chunks = self.chunks
+        let timed = self.timed
+        @Sendable func send(_ index: Int) {
+            guard !isCancelled() else { return }
+            guard index < chunks.count else {
+                deliver(.end)
+                return
+            }
+            deliver(.data(chunks[index].bytes))
+            schedule(index + 1)
+        }
+        @Sendable func schedule(_ index: Int) {
+            // The end comes right after the last chunk.
+            guard timed, index < chunks.count else {
+                after(0) { send(index) }
+                return
+            }
+            let due = ReplayDelay.nanoseconds(milliseconds: chunks[index].offsetMilliseconds)
+            let elapsed = ReplayDelay.nanoseconds(ContinuousClock.now - start)
+            after(max(due - elapsed, 0)) { send(index) }
+        }
+        schedule(0)
+    }
+}
