@@ -22,7 +22,9 @@ public enum HARImport {
         do {
             root = try JSONParser.parse(bytes)
         } catch {
-            throw HARError(file: file, path: [], message: error.message, line: error.line, column: error.column)
+            throw HARError(
+                file: file, path: [], message: error.message, line: error.line, column: error.column, code: .syntax,
+                cause: error)
         }
         do {
             let entries = try Node(root, []).member("log").member("entries").array()
@@ -41,7 +43,7 @@ public enum HARImport {
                 file: file, path: failure.path, message: failure.message, line: position?.line, column: position?.column
             )
         } catch {
-            throw HARError(file: file, path: [], message: "\(error)")
+            throw HARError(file: file, path: [], message: "\(error)", cause: error)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoHTTP
 import KakapoJSON
 import OpenAPIKit
 import OpenAPIKit30
@@ -31,7 +32,7 @@ public struct OpenAPISpec: Sendable {
     /// Reads a spec file: YAML for `.yaml`/`.yml`, otherwise JSON (or YAML when it does not start like JSON).
     public static func load(_ file: String) throws(OpenAPISpecError) -> OpenAPISpec {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw OpenAPISpecError(file: file, message: "cannot read the file")
+            throw OpenAPISpecError(file: file, message: "cannot read the file", code: .unreadable)
         }
         let lowercased = file.lowercased()
         let firstByte = data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) })
@@ -47,7 +48,9 @@ public struct OpenAPISpec: Sendable {
             do {
                 _ = try JSONParser.parse(Array(data))
             } catch {
-                throw OpenAPISpecError(file: file, message: "not valid JSON: \(error)")
+                throw OpenAPISpecError(
+                    file: file, message: "not valid JSON: \(error.message)", line: error.line, column: error.column,
+                    code: .syntax, cause: error)
             }
         }
         let text = String(decoding: data, as: UTF8.self)
@@ -55,7 +58,7 @@ public struct OpenAPISpec: Sendable {
             do {
                 _ = try Yams.compose(yaml: text)
             } catch {
-                throw OpenAPISpecError(file: file, message: "not valid YAML: \(error)")
+                throw OpenAPISpecError(file: file, message: "not valid YAML: \(error)", code: .syntax, cause: error)
             }
         }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -65,7 +68,8 @@ public struct OpenAPISpec: Sendable {
         do {
             probe = try decode(VersionProbe.self)
         } catch {
-            throw OpenAPISpecError(file: file, message: "not a \(yaml ? "YAML" : "JSON") object: \(describe(error))")
+            throw OpenAPISpecError(
+                file: file, message: "not a \(yaml ? "YAML" : "JSON") object: \(describe(error))", cause: error)
         }
         guard let version = probe.openapi else {
             if let swagger = probe.swagger {
@@ -83,7 +87,7 @@ public struct OpenAPISpec: Sendable {
                 return OpenAPISpec(document: try decode(OpenAPIKit.OpenAPI.Document.self), declaredVersion: version)
             }
         } catch {
-            throw OpenAPISpecError(file: file, message: describe(error))
+            throw OpenAPISpecError(file: file, message: describe(error), cause: error)
         }
         throw OpenAPISpecError(file: file, message: "OpenAPI \(version) is not supported (3.0, 3.1 and 3.2 are)")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoHTTP
 import KakapoJSON
 import KakapoStubs
 
@@ -36,12 +37,12 @@ public enum RoutesFile {
             throw RoutesError(
                 path: [],
                 message: FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file",
-                file: path)
+                file: path, code: .unreadable)
         }
         let context = DefinitionContext(file: path)
         if isYAML(path) {
             guard let text = String(data: data, encoding: .utf8) else {
-                throw RoutesError(path: [], message: "the file is not UTF-8 text", file: path)
+                throw RoutesError(path: [], message: "the file is not UTF-8 text", file: path, code: .syntax)
             }
             let document = try YAMLDocument(text, file: path)
             return decode(document.root, context: context, file: path, locate: document.location(of:))
@@ -51,7 +52,8 @@ public enum RoutesFile {
         do {
             root = try JSONParser.parse(bytes, options: JSONParser.Options(rejectDuplicateKeys: true))
         } catch {
-            throw RoutesError(path: [], message: error.message, file: path, line: error.line, column: error.column)
+            throw RoutesError(
+                path: [], message: error.message, file: path, line: error.line, column: error.column, code: .syntax)
         }
         return decode(root, context: context, file: path) { JSONParser.location(of: $0, in: bytes) }
     }

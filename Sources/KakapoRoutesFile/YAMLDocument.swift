@@ -1,3 +1,4 @@
+import KakapoHTTP
 import KakapoJSON
 import KakapoStubs
 import Yams
@@ -25,7 +26,7 @@ struct YAMLDocument {
         } catch let error as YamlError {
             throw YAMLDocument.describe(error, file: file)
         } catch {
-            throw RoutesError(path: [], message: "\(error)", file: file)
+            throw RoutesError(path: [], message: "\(error)", file: file, code: .syntax)
         }
         var marks: [[JSONPathComponent]: (line: Int, column: Int)] = [:]
         root =
@@ -98,20 +99,21 @@ struct YAMLDocument {
             // where the construct it was reading starts, which is where the user should look.
             guard let context, context.mark.line < mark.line || context.mark.column < mark.column else {
                 return RoutesError(
-                    path: [], message: "invalid YAML: \(problem)", file: file, line: mark.line, column: mark.column)
+                    path: [], message: "invalid YAML: \(problem)", file: file, line: mark.line, column: mark.column,
+                    code: .syntax)
             }
             return RoutesError(
                 path: [],
                 message:
                     "invalid YAML: \(problem) \(context.text) that starts here (noticed at line \(mark.line), "
                     + "column \(mark.column))",
-                file: file, line: context.mark.line, column: context.mark.column)
+                file: file, line: context.mark.line, column: context.mark.column, code: .syntax)
         case .duplicatedKeysInMapping(let duplicates, let context):
             return RoutesError(
                 path: [], message: "the key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) appears twice",
                 file: file, line: context.mark.line, column: context.mark.column)
         default:
-            return RoutesError(path: [], message: "invalid YAML: \(error)", file: file)
+            return RoutesError(path: [], message: "invalid YAML: \(error)", file: file, code: .syntax)
         }
     }
 }

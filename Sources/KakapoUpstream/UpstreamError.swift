@@ -1,21 +1,10 @@
+import KakapoHTTP
+
 /// Why an upstream request failed. Every case answers the client with a JSON error: 504 for a timeout,
 /// 502 for everything else.
-public struct UpstreamError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What kind of failure this is; stable across releases.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let name: String
-        public var description: String { name }
-
-        public static let invalidURL = Code(name: "invalid-url")
-        public static let dnsFailure = Code(name: "dns-failure")
-        public static let connectionFailed = Code(name: "connection-failed")
-        public static let timeout = Code(name: "timeout")
-        public static let tlsFailure = Code(name: "tls-failure")
-        public static let connectionLost = Code(name: "connection-lost")
-        public static let responseTooLarge = Code(name: "response-too-large")
-        public static let protocolError = Code(name: "protocol-error")
-        public static let other = Code(name: "upstream-error")
-    }
+public struct UpstreamError: KakapoError, Hashable, Sendable {
+    /// The kinds of upstream failure, below; the names are stable across releases.
+    public typealias Code = ErrorCode
 
     public let code: Code
     public let message: String
@@ -29,4 +18,25 @@ public struct UpstreamError: Error, Hashable, Sendable, CustomStringConvertible 
     public var status: Int { code == .timeout ? 504 : 502 }
 
     public var description: String { "\(code): \(message)" }
+}
+
+extension ErrorCode {
+    /// The upstream URL cannot be used.
+    public static let invalidURL = ErrorCode(name: "invalid-url")
+    /// The upstream's host name did not resolve.
+    public static let dnsFailure = ErrorCode(name: "dns-failure")
+    /// The upstream refused the connection or could not be reached.
+    public static let connectionFailed = ErrorCode(name: "connection-failed")
+    /// The upstream did not answer in time.
+    public static let timeout = ErrorCode(name: "timeout")
+    /// The TLS handshake with the upstream failed.
+    public static let tlsFailure = ErrorCode(name: "tls-failure")
+    /// The upstream closed the connection before the answer ended.
+    public static let connectionLost = ErrorCode(name: "connection-lost")
+    /// The upstream's answer is larger than allowed.
+    public static let responseTooLarge = ErrorCode(name: "response-too-large")
+    /// The upstream answered something that is not HTTP.
+    public static let protocolError = ErrorCode(name: "protocol-error")
+    /// An upstream failure of no other kind (the client is shut down, libcurl could not start a transfer).
+    public static let other = ErrorCode(name: "upstream-error")
 }

@@ -206,7 +206,7 @@ struct SpecCheckTests {
                 "no `openapi` version field; is this an OpenAPI document?"))
         #expect(
             error("broken.json", "{\"openapi\": \"3.1.0\",\n  \"paths\": {]\n}").contains(
-                "broken.json: not valid JSON: 2:13: unexpected"))
+                "broken.json:2:13: not valid JSON: unexpected"))
         #expect(
             error("future.yaml", "openapi: 4.0.0\n").hasSuffix("OpenAPI 4.0.0 is not supported (3.0, 3.1 and 3.2 are)"))
         let typed = error(
