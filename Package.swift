@@ -176,7 +176,8 @@ let package = Package(
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
         .testTarget(
-            name: "KakapoURLSessionTests", dependencies: ["Kakapo", "KakapoTesting", "KakapoTestSupport"],
+            name: "KakapoURLSessionTests",
+            dependencies: ["Kakapo", "KakapoTesting", "KakapoTestSupport", "kakapo-inprocess-thread-probe"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "KakapoClientTests",
@@ -196,6 +197,9 @@ let package = Package(
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),
         .executableTarget(name: "kakapo-urlsession-probe", path: "Tests/URLSessionProbe"),
+        .executableTarget(
+            name: "kakapo-inprocess-thread-probe", dependencies: ["KakapoURLSession"],
+            path: "Tests/InProcessThreadProbe"),
         .testTarget(
             name: "KakapoTLSTests",
             dependencies: [

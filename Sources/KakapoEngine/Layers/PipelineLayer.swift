@@ -3,7 +3,7 @@ import KakapoHTTP
 
 /// One layer of the pipeline (design section 2): given a request, it answers now, answers later (off the
 /// caller's thread: a route handler, the Store, the upstream), or passes it on to the next layer.
-protocol PipelineLayer {
+protocol PipelineLayer: Sendable {
     static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep
 }
 
