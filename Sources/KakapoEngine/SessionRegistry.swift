@@ -234,8 +234,7 @@ package final class SessionRegistry: Sendable {
     private func end(_ session: TestSession) -> String? {
         var saveError: String?
         // Requests still in flight record before they answer: their recordings go in the save.
-        let deadline = ContinuousClock.now + Self.drainLimit
-        while session.isBusy && ContinuousClock.now < deadline { usleep(5_000) }
+        session.waitUntilIdle(within: Self.drainLimit)
         if session.mode.records {
             do {
                 try session.cassette.close()

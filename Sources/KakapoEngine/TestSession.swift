@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import KakapoCassette
 import KakapoHTTP
@@ -27,6 +28,8 @@ final class TestSession: Sendable {
         var replayed = 0
         var misses: [JSONValue] = []
         var missCount = 0
+        /// Threads waiting for `inFlight` to reach zero (`waitUntilIdle`).
+        var idleWaiters: [DispatchSemaphore] = []
     }
 
     init(
@@ -51,14 +54,28 @@ final class TestSession: Sendable {
 
     /// A request of this session has its answer (recorded first, when the session records).
     func end() {
-        state.withLock {
-            $0.lastUsed = .now
-            $0.inFlight -= 1
+        let waiters = state.withLock { state -> [DispatchSemaphore] in
+            state.lastUsed = .now
+            state.inFlight -= 1
+            guard state.inFlight == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
         }
+        for waiter in waiters { waiter.signal() }
     }
 
-    /// Whether requests of this session are still being answered.
-    var isBusy: Bool { state.withLock { $0.inFlight > 0 } }
+    /// Blocks the calling thread (never an event loop: the sessions' queue) until no request of this
+    /// session is in flight, or `limit` has passed; woken by the last `end()`, with no polling.
+    func waitUntilIdle(within limit: Duration) {
+        let waiter = DispatchSemaphore(value: 0)
+        let busy = state.withLock { state -> Bool in
+            guard state.inFlight > 0 else { return false }
+            state.idleWaiters.append(waiter)
+            return true
+        }
+        guard busy else { return }
+        _ = waiter.wait(timeout: .now() + .nanoseconds(Int(ReplayDelay.nanoseconds(limit))))
+    }
 
     /// Whether the session has answered everything and not been used for `timeout`.
     func isIdle(for timeout: Duration, now: ContinuousClock.Instant) -> Bool {

@@ -49,8 +49,7 @@ struct ProxyRunner {
         do {
             server = try ProxyServer(configuration: configuration, tls: tls, logger: logger)
         } catch {
-            standardError("error: \(error)")
-            throw ExitCode(ExitStatus.invalidInput)
+            throw ExitStatus.failure(error)
         }
         var watcher: RoutesFileWatcher?
         if !routes.isEmpty {
@@ -78,9 +77,8 @@ struct ProxyRunner {
         do {
             port = try await server.start()
         } catch {
-            standardError("error: \(error)")
             _ = await server.shutdown()
-            throw ExitCode(ExitStatus.invalidInput)
+            throw ExitStatus.failure(error)
         }
         if !isLoopback(configuration.host) {
             logger.warning(
