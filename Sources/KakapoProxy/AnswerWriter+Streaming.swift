@@ -1,0 +1,80 @@
+import KakapoEngine
+import KakapoHTTP
+import NIOCore
+import NIOHTTP1
+
+extension AnswerWriter {
+    /// Writes an answer piece by piece: a live one as the upstream delivers it (each piece acknowledged once
+    /// the socket took it, which is the upstream's backpressure), a recorded stream with its recorded gaps
+    /// (or back to back with `--stream-timing none`) through `RecordedStreamPlayer`.
+    func writeStream(
+        _ status: Int, _ fields: HTTP.Headers, _ body: Answer.Body, source: ResponseSource,
+        for request: HTTPRequestHead, _ keepAlive: Bool, _ context: ChannelHandlerContext,
+        _ done: @escaping @Sendable () -> Void
+    ) {
+        var headers = PreparedResponse.streamingHeaders(fields, source: source)
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(
+            version: request.version, status: HTTPResponseStatus(statusCode: status), headers: headers)
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        streaming = true
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        let channel = context.channel
+        var live: LiveResponse?
+        if case .live(let stream) = body { live = stream }
+        let send: @Sendable (LiveResponse.Event) -> Void = { [live] event in
+            loop.execute {
+                let (writer, context) = bound.value
+                switch event {
+                case .data(let bytes):
+                    let written = context.writeAndFlush(
+                        NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: bytes)))))
+                    if let live {
+                        // The socket took them (backpressure), or the client is gone.
+                        written.whenComplete { result in
+                            switch result {
+                            case .success: live.delivered(bytes.count)
+                            case .failure: live.cancel()
+                            }
+                        }
+                    }
+                case .end:
+                    writer.streaming = false
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                        if !keepAlive { channel.close(promise: nil) }
+                        done()
+                    }
+                case .broken:
+                    writer.streaming = false
+                    channel.close().whenComplete { _ in done() }
+                }
+            }
+        }
+        switch body {
+        case .live(let live):
+            // A client that leaves while the upstream is quiet is noticed too.
+            channel.closeFuture.whenComplete { _ in live.cancel() }
+            live.attach(send)
+        case .recorded(let chunks):
+            RecordedStreamPlayer(chunks: chunks, timed: timedStreams).play(
+                after: { nanoseconds, work in
+                    if nanoseconds > 0 {
+                        loop.scheduleTask(in: .nanoseconds(nanoseconds), work)
+                    } else {
+                        loop.execute(work)
+                    }
+                },
+                isCancelled: { !channel.isActive },
+                deliver: { event in
+                    switch event {
+                    case .data(let bytes): send(.data(bytes))
+                    case .end: send(.end)
+                    }
+                })
+        case .bytes(let bytes):
+            send(.data(bytes))
+            send(.end)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import KakapoEngine
+import KakapoHTTP
+import KakapoStubs
+import NIOCore
+import NIOHTTP1
+
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
+
+/// Writes the pipeline's `Answer`s on one connection: a whole body from a `PreparedResponse` (a recorded
+/// answer's prepared once in `PreparedReplies` and shared by every replay), a recorded or live stream
+/// piece by piece (`AnswerWriter+Streaming`), or a route's fault as a broken connection; then keeps the
+/// connection or closes it. A plain type the connection's `HTTPServerHandler` calls on its event loop, so
+/// an answer costs no extra hop through the channel pipeline.
+final class AnswerWriter {
+    let replies: PreparedReplies
+    /// Whether recorded streams keep their recorded gaps (`--stream-timing recorded`).
+    let timedStreams: Bool
+    /// A streamed answer's head has gone out and its end has not: nothing else can be said until it has.
+    var streaming = false
+
+    init(replies: PreparedReplies, timedStreams: Bool) {
+        self.replies = replies
+        self.timedStreams = timedStreams
+    }
+
+    /// Writes `answer` to `request`, then closes the connection unless `keepAlive`; `done` runs on the
+    /// event loop once the answer is out.
+    func write(
+        _ answer: Answer, for request: HTTPRequestHead, keepAlive: Bool, context: ChannelHandlerContext,
+        done: @escaping @Sendable () -> Void
+    ) {
+        switch answer.outcome {
+        case .response(let status, let headers, let body):
+            let isHead = request.method == .HEAD
+            switch body {
+            case .bytes(let bytes):
+                writeWhole(status, headers, bytes, answer: answer, for: request, keepAlive, context, done)
+            case .live,
+                .recorded where !isHead:
+                writeStream(status, headers, body, source: answer.source, for: request, keepAlive, context, done)
+            case .recorded:
+                writeWhole(status, headers, [], answer: answer, for: request, keepAlive, context, done)
+            }
+        case .fault(let kind):
+            fail(kind, channel: context.channel, done: done)
+        }
+    }
+
+    private func writeWhole(
+        _ status: Int, _ fields: HTTP.Headers, _ bytes: [UInt8], answer: Answer, for request: HTTPRequestHead,
+        _ keepAlive: Bool, _ context: ChannelHandlerContext, _ done: @escaping @Sendable () -> Void
+    ) {
+        let isHead = request.method == .HEAD
+        // A recorded answer is prepared once for every method but HEAD; a HEAD request prepares its own.
+        let prepared =
+            isHead
+            ? PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source, for: .HEAD)
+            : answer.replay.map { position in
+                replies.prepared(position) {
+                    PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source)
+                }
+            }
+                ?? PreparedResponse(
+                    status: status, headers: fields, body: bytes, source: answer.source, for: request.method)
+        var headers = isHead ? prepared.headHeaders : prepared.headers
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(
+            NIOAny(
+                HTTPServerResponsePart.head(
+                    HTTPResponseHead(version: request.version, status: prepared.status, headers: headers))),
+            promise: nil)
+        if !isHead && !prepared.bodyless && !bytes.isEmpty {
+            context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(prepared.body(bytes)))), promise: nil)
+        }
+        guard !keepAlive else {
+            // Out as far as the socket takes it: nothing waits for the write to complete.
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            done()
+            return
+        }
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+            channel.close(promise: nil)
+            done()
+        }
+    }
+
+    /// Breaks the connection the way a route's fault says.
+    private func fail(_ fault: Fault.Kind, channel: any Channel, done: @escaping @Sendable () -> Void) {
+        switch fault {
+        case .connectionReset:
+            // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+            let lingering =
+                (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                ?? channel.eventLoop.makeSucceededVoidFuture()
+            lingering.whenComplete { _ in
+                channel.close(promise: nil)
+                done()
+            }
+        case .emptyResponse:
+            channel.close().whenComplete { _ in done() }
+        case .malformedResponse:
+            channel.writeBelowHTTPEncoderAndClose(Self.garbage, done: done)
+        }
+    }
+
+    /// What a malformed-response fault sends: no HTTP at all.
+    private static let garbage = ByteBuffer(bytes: Array("\u{0}\u{7F}KAKAPO-MALFORMED \u{1}\u{2}\r\n\r\n".utf8))
+}

@@ -1,0 +1,212 @@
+import KakapoEngine
+import KakapoHTTP
+import KakapoUpstream
+import NIOCore
+import NIOHTTP1
+
+/// Turns the HTTP parts of one connection into whole requests, within the limits: the per-request body
+/// limit (413), the body budget all connections share (503), one `Host` (400). Answers
+/// `Expect: 100-continue`, and hands a body that goes upstream as it arrives to a `RequestBodyStream`
+/// instead of buffering it. A plain type the connection's `HTTPServerHandler` calls, so reading a
+/// request costs no extra hop through the channel pipeline.
+struct RequestReader {
+    /// What a part read completes.
+    enum Event {
+        /// A request to answer: its body whole, or (`stream` set) arriving through `stream` from now on.
+        case request(HTTPRequestHead, body: [UInt8], reservation: BodyReservation, stream: RequestBodyStream?)
+        /// A `CONNECT` has been read whole (any body it had is ignored).
+        case connect(HTTPRequestHead)
+        /// The request being read is refused; the rest of its body is read and dropped.
+        case refused(HTTPRequestHead, message: String, status: HTTPResponseStatus, headers: [(String, String)])
+    }
+
+    private let settings: HTTPConnectionSettings
+    private let timeouts: ConnectionTimeoutHandler?
+    /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
+    private let origin: String?
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
+    private var rejected = false
+    /// A `CONNECT` head has been read; its end opens the tunnel.
+    private var connecting = false
+    /// The body of the request being read, when it goes upstream as it arrives.
+    private(set) var bodyStream: RequestBodyStream?
+    /// Bytes of the shared body budget the request being read holds (what has arrived of its body);
+    /// handed to the request's `BodyReservation` when it is complete.
+    private var heldBodyBytes = 0
+
+    init(settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?) {
+        self.settings = settings
+        self.timeouts = timeouts
+        self.origin = origin
+    }
+
+    /// Reads one part; returns what it completes, if anything.
+    mutating func read(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) -> Event? {
+        if connecting {
+            guard case .end = part, let head else { return nil }
+            connecting = false
+            self.head = nil
+            timeouts?.requestReceived()
+            return .connect(head)
+        }
+        switch part {
+        case .head(let head) where head.method == .CONNECT:
+            self.head = head
+            connecting = true
+            return nil
+        case .head(let head):
+            return read(head, context: context)
+        case .body(let part):
+            return read(part, context: context)
+        case .end:
+            timeouts?.requestReceived()
+            if let bodyStream {
+                bodyStream.finish()
+                self.bodyStream = nil
+                self.head = nil
+                return nil
+            }
+            guard !rejected, let head else { return nil }
+            self.head = nil
+            let bytes = body.map { Array($0.readableBytesView) } ?? []
+            body = nil
+            return .request(head, body: bytes, reservation: takeReservation(), stream: nil)
+        }
+    }
+
+    private mutating func read(_ head: HTTPRequestHead, context: ChannelHandlerContext) -> Event? {
+        self.head = head
+        self.body = nil
+        self.rejected = false
+        releaseHeldBody()
+        if let problem = Self.hostProblem(head) {
+            return refuse(head, problem, status: .badRequest)
+        }
+        let length = head.headers.first(name: "content-length").flatMap(Int.init)
+        // Sent upstream as it arrives (no size limit, no buffering), or read whole within the limit.
+        bodyStream = streamedBody(for: head, length: length, context: context)
+        if bodyStream == nil, let length, length > settings.maximumBodyBytes {
+            return refuseTooLarge(head)
+        }
+        if bodyStream == nil, let length, length > settings.bodyBudget.available {
+            // Refused before the client sends it. The budget is taken as bytes arrive, so a client
+            // that announces a large body and sends nothing holds none of it.
+            return refuseForBudget(head)
+        }
+        if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+            // The client waits for permission before sending its body.
+            let interim = HTTPResponseHead(version: head.version, status: .continue)
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(interim)), promise: nil)
+        }
+        guard let bodyStream else { return nil }
+        return .request(head, body: [], reservation: takeReservation(), stream: bodyStream)
+    }
+
+    private mutating func read(_ part: ByteBuffer, context: ChannelHandlerContext) -> Event? {
+        var part = part
+        if let bodyStream {
+            if !bodyStream.append(Array(part.readableBytesView)) {
+                // The upstream is behind: read no more from the client until it catches up.
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+            }
+            return nil
+        }
+        guard !rejected, let head else { return nil }
+        if (body?.readableBytes ?? 0) + part.readableBytes > settings.maximumBodyBytes {
+            return refuseTooLarge(head)
+        }
+        guard settings.bodyBudget.reserve(part.readableBytes) else { return refuseForBudget(head) }
+        heldBodyBytes += part.readableBytes
+        if body == nil {
+            body = part
+        } else {
+            body!.writeBuffer(&part)
+        }
+        return nil
+    }
+
+    /// A stream for the body of `head` when it should go upstream as it arrives: a body of unknown or
+    /// large size (over 1 MiB) that only the upstream will see (`RequestPipeline.streamsBody(of:)`).
+    private func streamedBody(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
+        -> RequestBodyStream?
+    {
+        // Only passthrough streams bodies; the header checks below cost more than this one.
+        guard settings.pipeline.configuration.mode == .passthrough else { return nil }
+        let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+        guard chunked || (length ?? 0) > 1 << 20 else { return nil }
+        let probe = HTTP.Request(method: HTTP.Method(head.method.rawValue), target: head.uri, origin: origin)
+        guard settings.pipeline.streamsBody(of: probe) else { return nil }
+        let stream = RequestBodyStream(length: chunked ? nil : length)
+        let channel = context.channel
+        stream.onDrained {
+            channel.eventLoop.execute {
+                channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+            }
+        }
+        // A long upload is not a slow client: the request deadline does not apply to it.
+        timeouts?.requestReceived()
+        return stream
+    }
+
+    /// The connection is gone, or no longer reads HTTP: a half-read body gives its bytes back, and an
+    /// upload on its way upstream is abandoned.
+    mutating func abandon() {
+        bodyStream?.fail()
+        bodyStream = nil
+        body = nil
+        releaseHeldBody()
+    }
+
+    /// Why a request head's `Host` is not acceptable, or nil: HTTP/1.1 needs exactly one (RFC 9112 3.2),
+    /// and no version may send two, which would let two readers see two hosts.
+    static func hostProblem(_ head: HTTPRequestHead) -> String? {
+        // Counted by name alone: `headers[canonicalForm:]` splits values and costs more on every request.
+        var count = 0
+        for (name, _) in head.headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
+        if count > 1 { return "the request has \(count) Host headers; send exactly one" }
+        if count == 0 && (head.version.major > 1 || head.version.minor >= 1) {
+            return "an HTTP/1.1 request needs a Host header"
+        }
+        return nil
+    }
+
+    /// The budget the request read so far holds, handed to the request: given back once it is answered.
+    private mutating func takeReservation() -> BodyReservation {
+        defer { heldBodyBytes = 0 }
+        return BodyReservation(heldBodyBytes, of: settings.bodyBudget)
+    }
+
+    private mutating func refuseTooLarge(_ head: HTTPRequestHead) -> Event {
+        refuse(
+            head, "the request body is larger than the limit of \(settings.maximumBodyBytes) bytes",
+            status: .payloadTooLarge)
+    }
+
+    /// 503 for a body that does not fit in what all connections may buffer together; the client may try
+    /// again once others are answered.
+    private mutating func refuseForBudget(_ head: HTTPRequestHead) -> Event {
+        let limit = settings.bodyBudget.limit
+        let pipeline = settings.pipeline
+        pipeline.logger.warning(
+            "refused \(head.method) \(pipeline.loggable(head.uri)): request bodies in memory would pass \(limit) bytes")
+        return refuse(
+            head, "the server holds as many request bodies as it may (\(limit) bytes); try again shortly",
+            status: .serviceUnavailable, headers: [("Retry-After", "1")])
+    }
+
+    private mutating func refuse(
+        _ head: HTTPRequestHead, _ message: String, status: HTTPResponseStatus, headers: [(String, String)] = []
+    ) -> Event {
+        rejected = true
+        self.head = nil
+        abandon()
+        return .refused(head, message: message, status: status, headers: headers)
+    }
+
+    /// Gives back the budget held by the body being read (one that will not be answered).
+    private mutating func releaseHeldBody() {
+        settings.bodyBudget.release(heldBodyBytes)
+        heldBodyBytes = 0
+    }
+}

@@ -1,0 +1,69 @@
+import KakapoEngine
+import NIOCore
+import NIOHTTP1
+
+/// A WebSocket upgrade tunnelled to the upstream, unrecorded: the request head goes there as received
+/// (`Host` set to the upstream's), and from then on the upstream's answer (`101 Switching Protocols` or a
+/// refusal) and every frame pass through untouched. An unreachable upstream gets 502.
+enum WebSocketTunnel {
+    /// Whether a request asks to become a WebSocket (`Connection: Upgrade`, `Upgrade: websocket`).
+    static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+            && head.headers["upgrade"].contains { $0.lowercased() == "websocket" }
+    }
+
+    /// Opens the tunnel for the upgrade request `head` to `destination`, over TLS when it is secure (502
+    /// when the server has no `ServerTLS.upstream`). The connection reads no more HTTP from now on.
+    static func open(
+        _ head: HTTPRequestHead, to destination: WebSocketDestination, settings: HTTPConnectionSettings,
+        errors: ErrorWriter, context: ChannelHandlerContext
+    ) {
+        let pipeline = settings.pipeline
+        let tls = destination.secure ? settings.tls.upstream : nil
+        guard !destination.secure || tls != nil else {
+            errors.write(
+                "WebSockets to \(destination.authority) over TLS need TLS support (KakapoTLS.UpstreamTLSClient as the server's ServerTLS.upstream)",
+                status: .badGateway, version: head.version, headOnly: head.method == .HEAD, context: context)
+            return
+        }
+        let channel = context.channel
+        let logger = pipeline.logger
+        let target = pipeline.loggable(head.uri)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let upgrade = ByteBuffer(
+            string: destination.head(
+                method: head.method.rawValue, version: (head.version.major, head.version.minor),
+                fields: head.headers.map { ($0.name, $0.value) }))
+        let host = destination.host
+        TunnelHandler.connect(
+            to: host, port: destination.port, timeout: pipeline.upstream?.configuration.connectTimeout ?? 10,
+            on: context.eventLoop
+        )
+        .flatMap { upstream in
+            // To a wss:// upstream, TLS first: a failed handshake is answered 502 like a refused connection.
+            guard let tls else { return upstream.eventLoop.makeSucceededFuture(upstream) }
+            return tls.secure(upstream, host: host).map { upstream }.flatMapErrorThrowing { error in
+                upstream.close(promise: nil)
+                throw error
+            }
+        }
+        .whenComplete { result in
+            switch result {
+            case .success(let upstream):
+                do {
+                    try TunnelHandler.splice(channel, with: upstream)
+                    upstream.writeAndFlush(upgrade, promise: nil)
+                    logger.debug(
+                        "\(head.method) \(target): WebSocket tunnelled to \(destination.authority), not recorded")
+                } catch {
+                    channel.close(promise: nil)
+                    upstream.close(promise: nil)
+                }
+            case .failure(let error):
+                errors.write(
+                    "cannot open a WebSocket tunnel to \(destination.authority): \(error)", status: .badGateway,
+                    version: head.version, headOnly: head.method == .HEAD, context: bound.value)
+            }
+        }
+    }
+}
