@@ -84,10 +84,29 @@ public final class ProxyServer: Sendable {
     @discardableResult
     public func run(port: Int? = nil) async throws -> ProxySummary {
         try await start(port: port)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(3600))
-        }
+        await Self.untilCancelled()
         return await shutdown()
+    }
+
+    /// Returns once the calling task is cancelled (at once when it already is), holding no thread meanwhile.
+    private static func untilCancelled() async {
+        let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Cancelled before the continuation was stored: the handler found nothing to resume.
+                let resumeNow = waiter.withLock { waiter in
+                    if Task.isCancelled { return true }
+                    waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            waiter.withLock { waiter in
+                defer { waiter = nil }
+                return waiter
+            }?.resume()
+        }
     }
 
     /// Checks the routes, binds and starts serving; returns the port (useful with port 0).

@@ -1,8 +1,8 @@
 import Foundation
 import KakapoProxy
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
+import Synchronization
 
 /// Terminates TLS for intercepted hosts with certificates Kakapo's CA makes on demand: one per host,
 /// kept for the `capacity` hosts used most recently. A client that names ever new hosts (50,000 cost
@@ -12,7 +12,7 @@ public struct InterceptionCertificates: TLSTermination {
     public let authority: CertificateAuthority
     /// How many hosts' certificates are kept at most.
     public let capacity: Int
-    private let cache: NIOLockedValueBox<Cache>
+    private let cache: CacheBox
 
     /// Certificates by host with the tick of their last use; the least recently used goes first.
     struct Cache {
@@ -20,11 +20,16 @@ public struct InterceptionCertificates: TLSTermination {
         var clock: UInt64 = 0
     }
 
+    /// The cache behind its lock, shared by every copy of this value.
+    private final class CacheBox: Sendable {
+        let mutex = Mutex(Cache())
+    }
+
     /// `capacity` (at least 1) bounds the certificates kept; the default keeps 1,024 hosts, about 14 MB.
     public init(authority: CertificateAuthority, capacity: Int = 1024) {
         self.authority = authority
         self.capacity = max(1, capacity)
-        self.cache = NIOLockedValueBox(Cache())
+        self.cache = CacheBox()
     }
 
     public func makeServerHandler(forHost host: String) throws -> any ChannelHandler {
@@ -38,7 +43,7 @@ public struct InterceptionCertificates: TLSTermination {
     /// The TLS context for `host`: the kept one, or a new one (which may push out the least recently
     /// used).
     func context(forHost host: String) throws -> NIOSSLContext {
-        let cached = cache.withLockedValue { cache -> NIOSSLContext? in
+        let cached = cache.mutex.withLock { cache -> NIOSSLContext? in
             cache.clock += 1
             guard let entry = cache.contexts[host] else { return nil }
             cache.contexts[host]?.used = cache.clock
@@ -47,7 +52,7 @@ public struct InterceptionCertificates: TLSTermination {
         if let cached { return cached }
         // Made outside the lock: signing takes a while, and other hosts need not wait for it.
         let context = try authority.serverContext(for: [host])
-        return cache.withLockedValue { cache in
+        return cache.mutex.withLock { cache in
             // Another connection to the same host may have made one meanwhile: both work, one is kept.
             if let raced = cache.contexts[host] { return raced.context }
             cache.contexts[host] = (context, cache.clock)
@@ -61,5 +66,5 @@ public struct InterceptionCertificates: TLSTermination {
     }
 
     /// How many hosts' certificates are kept now.
-    var kept: Int { cache.withLockedValue { $0.contexts.count } }
+    var kept: Int { cache.mutex.withLock { $0.contexts.count } }
 }
