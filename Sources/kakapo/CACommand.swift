@@ -21,8 +21,7 @@ struct CACommand: ParsableCommand {
             do {
                 return try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
             } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(error)
             }
         }
     }

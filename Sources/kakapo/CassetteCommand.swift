@@ -115,8 +115,7 @@ func saveOrExit(_ cassette: Cassette, to file: String) throws {
     do {
         try CassetteFile.save(cassette, to: file)
     } catch {
-        standardError("error: \(error)")
-        throw ExitCode(ExitStatus.invalidInput)
+        throw ExitStatus.failure(error)
     }
 }
 
@@ -129,7 +128,6 @@ func loadOrExit(_ file: String) throws -> Cassette {
         }
         return try CassetteFile.load(file)
     } catch {
-        standardError("error: \(error)")
-        throw ExitCode(ExitStatus.invalidInput)
+        throw ExitStatus.failure(error)
     }
 }

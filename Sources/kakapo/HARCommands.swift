@@ -23,16 +23,15 @@ extension CassetteCommand {
 
         func run() throws {
             guard let data = FileManager.default.contents(atPath: input) else {
-                standardError("error: \(input): cannot read the file")
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(
+                    HARError(file: input, path: [], message: "cannot read the file", code: .unreadable))
             }
             var cassette: Cassette
             let changes: HARImportReport
             do {
                 (cassette, changes) = try HARImport.read(Array(data), file: input)
             } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(error)
             }
             let summary = redact(&cassette, with: redaction.redactor)
             try saveOrExit(cassette, to: output)
@@ -70,8 +69,7 @@ extension CassetteCommand {
             do {
                 try CassetteFile.write(HARExport.bytes(cassette, scheme: scheme, title: input), to: output)
             } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(error)
             }
             print(
                 "\(output): \(cassette.interactions.count) entr\(cassette.interactions.count == 1 ? "y" : "ies") from \(input)"

@@ -8,17 +8,15 @@ struct KakapoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kakapo",
         abstract: "A record-and-replay HTTP proxy with dynamic fallbacks.",
-        discussion: """
-            Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
-            3 unreadable or invalid cassette or configuration.
-            """,
+        discussion: ExitStatus.summary,
         version: KakapoVersion.current,
         subcommands: [
             Record.self, Replay.self, Serve.self, Verify.self, CassetteCommand.self, RoutesCommand.self, CACommand.self,
         ]
     )
 
-    /// Parses and runs, mapping argument errors (which swift-argument-parser reports as 64) to exit code 2.
+    /// Parses and runs, mapping argument errors (which swift-argument-parser reports as 64) to exit code 2 and
+    /// Kakapo's errors to theirs (`ExitStatus`).
     static func main() async {
         do {
             var command = try parseAsRoot()
@@ -32,15 +30,8 @@ struct KakapoCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(ExitStatus.usage)
             }
+            if error is any KakapoError { exit(withError: ExitStatus.failure(error)) }
             exit(withError: error)
         }
     }
-}
-
-/// The process exit codes of design section 7.
-enum ExitStatus {
-    static let success: Int32 = 0
-    static let strictMisses: Int32 = 1
-    static let usage: Int32 = 2
-    static let invalidInput: Int32 = 3
 }

@@ -30,8 +30,7 @@ extension CassetteCommand {
             do {
                 spec = try OpenAPISpec.load(openapi)
             } catch {
-                standardError("error: \(error)")
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(error)
             }
             let findings = CassetteSpecChecker(spec: spec).check(cassette)
             let broken = findings.filter { !$0.problems.isEmpty }

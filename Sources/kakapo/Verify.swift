@@ -62,8 +62,7 @@ struct Verify: AsyncParsableCommand {
         do {
             client = try UpstreamClient(configuration: upstreamConfiguration)
         } catch {
-            standardError("error: \(error)")
-            throw ExitCode(ExitStatus.invalidInput)
+            throw ExitStatus.failure(error)
         }
         defer { client.shutdown() }
         var extra = HTTP.Headers()
