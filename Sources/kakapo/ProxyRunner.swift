@@ -4,6 +4,7 @@ import Kakapo
 import KakapoPostgres
 import KakapoTLS
 import Logging
+import UnixSignals
 
 /// Runs a proxy the way the CLI contract says: one `kakapo listening on` line on standard output when
 /// ready, logs and the summary on standard error, a clean save on SIGINT or SIGTERM, and the exit codes
@@ -72,7 +73,23 @@ struct ProxyRunner {
             }
         }
         defer { watcher?.stop() }
-        let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
+        // SIGINT and SIGTERM stop the server gracefully; a second one exits at once. Trapped before the
+        // server starts, so one that comes while it starts is not lost.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let (firstSignal, firstSignalArrived) = AsyncStream<UnixSignal>.makeStream()
+        let signalWatcher = Task {
+            var seen = 0
+            for await signal in signals {
+                seen += 1
+                guard seen > 1 else {
+                    firstSignalArrived.yield(signal)
+                    continue
+                }
+                standardError("kakapo: second signal, exiting now (the cassette on disk is the last complete save)")
+                Foundation.exit(130)
+            }
+        }
+        defer { signalWatcher.cancel() }
         let port: Int
         do {
             port = try await server.start()
@@ -94,12 +111,9 @@ struct ProxyRunner {
             )
         }
 
-        let received = await signals.next()
-        logger.info("received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
-        signals.onNext { _ in
-            standardError("kakapo: second signal, exiting now (the cassette on disk is the last complete save)")
-            Foundation.exit(130)
-        }
+        var arrivals = firstSignal.makeAsyncIterator()
+        let received = await arrivals.next()
+        logger.info("received \(received.map { "\($0)" } ?? "a signal"), finishing requests in flight")
         let summary = await server.shutdown()
         standardError(summary.text(complete: strict))
         if summary.saveError != nil { throw ExitCode(ExitStatus.invalidInput) }
