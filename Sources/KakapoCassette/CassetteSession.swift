@@ -9,9 +9,15 @@ import KakapoHTTP
 
 /// A cassette in use by one run of the proxy: answers lookups, takes new recordings, and keeps the file on
 /// disk current. Once `startAutosave` runs, each recording is appended to the cassette's journal before
-/// `record` returns (so it survives the process being killed), and a background thread folds recordings
-/// into the file atomically every second or so (less often for a large file), so the file is always a
-/// complete cassette; `close` folds the rest and removes the journal.
+/// its `then` runs (so it survives the process being killed before the client gets its answer), and a
+/// background thread folds recordings into the file atomically every second or so (less often for a large
+/// file), so the file is always a complete cassette; `close` folds the rest and removes the journal.
+///
+/// Recording is a hand-off: `record(_:replacing:then:)` returns at once, and the session's one recorder
+/// (a serial queue of its own) redacts, encodes, journals and indexes recordings in the order they were
+/// handed over. What reads the session (`snapshot`, the counts, `close`) first waits for every recording
+/// handed over before it. The recordings waiting are bounded in bytes (`recordingQueueLimit`): beyond it,
+/// `record` waits until the recorder catches up.
 ///
 /// From `startAutosave` to the end of `close` the session holds the cassette's `CassetteLock`, so no other
 /// recording or `kakapo cassette` command writes the file meanwhile, and a recording that loaded the file
@@ -62,13 +68,17 @@ public final class CassetteSession: @unchecked Sendable {
     /// The file as this session's cassette was read from it.
     private let loadedStamp: CassetteFileStamp
     private let onSaveError: @Sendable (CassetteError) -> Void
+    /// Takes recordings off their callers' threads, in order.
+    private let recorder: CassetteRecorder
 
-    /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`.
+    /// Starts a session on `cassette`, which was loaded from (or will be written to) `path`. Recordings
+    /// handed over and not yet journaled may hold up to `recordingQueueLimit` bytes before `record` waits.
     public init(
         path: String, cassette: Cassette, redactor: Redactor = Redactor(), matching: MatchOptions = MatchOptions(),
-        repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast,
+        repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, recordingQueueLimit: Int = 64 << 20,
         onSaveError: @escaping @Sendable (CassetteError) -> Void = { _ in }
     ) {
+        self.recorder = CassetteRecorder(label: "kakapo-cassette-recorder", limit: recordingQueueLimit)
         self.path = path
         self.redactor = redactor
         self.matching = matching
@@ -93,12 +103,35 @@ public final class CassetteSession: @unchecked Sendable {
         return (position, cassette.interactions[position])
     }
 
-    /// Adds a recording (after redaction); one holding what the reader refuses (a header value with a
-    /// line break) is reported through `onSaveError` and left out. With `replacing`, it takes the place of the first original
-    /// interaction for the same request that this session has not replaced yet (mode `all`), so
-    /// re-recording the same traffic gives a minimal diff.
+    /// Hands a recording over and returns at once; `then` runs once it is in the journal (it survives the
+    /// process being killed), on the session's recorder, after the `then` of every recording handed over
+    /// before it: answer the client there, so requests a client sends one after the other are recorded in
+    /// that order. Keep `then` short (hand the answer to another thread); `record` and what reads the
+    /// session do not wait when called from it. Waits only while the recordings not yet journaled hold
+    /// more than `recordingQueueLimit` bytes.
+    ///
+    /// The recording is redacted; one holding what the reader refuses (a header value with a line break)
+    /// is reported through `onSaveError` and left out (`then` still runs). With `replacing`, it takes the
+    /// place of the first original interaction for the same request that this session has not replaced
+    /// yet (mode `all`), so re-recording the same traffic gives a minimal diff.
+    public func record(
+        _ interaction: Interaction, replacing: Bool, then done: @escaping @Sendable () -> Void
+    ) {
+        recorder.submit(
+            bytes: CassetteRecorder.cost(of: interaction), { self.take(interaction, replacing: replacing) },
+            then: done)
+    }
+
+    /// Records `interaction` as `record(_:replacing:then:)` does and returns once it is in the journal.
     public func record(_ interaction: Interaction, replacing: Bool) {
-        // Redaction and encoding happen before the lock, on the caller's thread.
+        recorder.perform(bytes: CassetteRecorder.cost(of: interaction)) {
+            self.take(interaction, replacing: replacing)
+        }
+    }
+
+    /// Runs on the recorder: redacts, encodes, journals and indexes one recording.
+    private func take(_ interaction: Interaction, replacing: Bool) {
+        // Redaction and encoding happen before the lock.
         let (clean, redacted) = redactor.redact(interaction)
         // What the reader refuses would make the whole file unloadable: it is reported, not written.
         if let refusal = CassetteAdmission.refusal(of: clean) {
@@ -114,7 +147,7 @@ public final class CassetteSession: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if let journal {
-            // Written in the order the recordings are taken, before the caller answers its client.
+            // Written in the order the recordings are handed over, before their callers answer.
             unjournaled.append((generation + 1, CassetteJournal.entry(interaction: chunk, replacing: replacing)))
             writeUnjournaled(to: journal)
         }
@@ -144,6 +177,7 @@ public final class CassetteSession: @unchecked Sendable {
     /// The interactions loaded from the file, as replaced in mode `all` (this session's recordings are
     /// in the file, not here).
     public var snapshot: Cassette {
+        recorder.drain()
         condition.lock()
         defer { condition.unlock() }
         return cassette
@@ -151,6 +185,7 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// How many interactions the cassette holds: those loaded and those recorded.
     public var interactionCount: Int {
+        recorder.drain()
         condition.lock()
         defer { condition.unlock() }
         return cassette.interactions.count + recorded - replaced.count
@@ -158,6 +193,7 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// How many interactions this session recorded.
     public var recordedCount: Int {
+        recorder.drain()
         condition.lock()
         defer { condition.unlock() }
         return recorded
@@ -165,6 +201,7 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// How many values were redacted from this session's recordings, by header, parameter or pointer.
     public var redactionCounts: [String: Int] {
+        recorder.drain()
         condition.lock()
         defer { condition.unlock() }
         return redactions
@@ -172,6 +209,7 @@ public final class CassetteSession: @unchecked Sendable {
 
     /// The original interactions that were never played, by position.
     public var unusedPositions: [Int] {
+        recorder.drain()
         condition.lock()
         defer { condition.unlock() }
         let used = index.usedPositions
@@ -345,10 +383,12 @@ public final class CassetteSession: @unchecked Sendable {
         }
     }
 
-    /// Stops the background saver, writes anything not yet saved, removes the journal and gives up the
-    /// cassette's lock, in that order. Throws if the final save fails: the journal then stays, and the
-    /// error says how many of this session's recordings are not in the file and where they are.
+    /// Waits for the recordings handed over, stops the background saver, writes anything not yet saved,
+    /// removes the journal and gives up the cassette's lock, in that order. Throws if the final save fails:
+    /// the journal then stays, and the error says how many of this session's recordings are not in the file
+    /// and where they are.
     public func close() throws(CassetteError) {
+        recorder.drain()
         condition.lock()
         stopping = true
         condition.broadcast()
