@@ -31,10 +31,10 @@ package enum AdminEndpoints {
         do {
             value = try JSONParser.parse(request.body)
         } catch {
-            return .json(["error": .string("the body is not JSON: \(error)")], status: 400)
+            return .error("the body is not JSON: \(error)", status: 400)
         }
         if case .string(let id)? = value["id"], pipeline.stubs.routes.contains(where: { $0.0.id == id }) {
-            return .json(["error": .string("a route with the id \"\(id)\" exists already")], status: 409)
+            return .error("a route with the id \"\(id)\" exists already", status: 409)
         }
         let directory = pipeline.runtimeDirectory.withLock { $0 }
         do {
@@ -44,7 +44,7 @@ package enum AdminEndpoints {
             response.headers.add(name: "Location", value: routesPrefix + stub.id.percentEncodedForQuery())
             return response
         } catch {
-            return .json(["error": .string(error.description)], status: 400)
+            return .error(error.description, status: 400)
         }
     }
 
@@ -60,13 +60,13 @@ package enum AdminEndpoints {
         switch query["method"] {
         case .string(let name)?: method = name.uppercased() == "ANY" ? nil : name.uppercased()
         case nil, .null?: method = nil
-        default: return .json(["error": "method must be a string such as \"GET\""], status: 400)
+        default: return .error("method must be a string such as \"GET\"", status: 400)
         }
         let pattern: RoutePattern
         do {
             pattern = try RoutePattern(path)
         } catch {
-            return .json(["error": .string(error.message)], status: 400)
+            return .error(error.message, status: 400)
         }
         let (count, complete) = pipeline.journal.count(method: method, pattern: pattern)
         var result: JSONObject = ["count": .number(JSONNumber(count))]
@@ -85,7 +85,7 @@ package enum AdminEndpoints {
             }
         } else if !fromLoopback {
             return Answer(
-                response: .json(["error": "the admin endpoints answer only on loopback"], status: 403), source: .admin)
+                response: .error("the admin endpoints answer only on loopback", status: 403), source: .admin)
         }
         return nil
     }
@@ -249,7 +249,7 @@ package enum AdminEndpoints {
                         ["error": .string("route \(id) comes from a routes file; edit the file to change it")],
                         status: 409))
             }
-            return answer(.json(["error": .string("no runtime route with the id \(id)")], status: 404))
+            return answer(.error("no runtime route with the id \(id)", status: 404))
         case (.post, "/__kakapo/requests/count"):
             return answer(countRequests(request, pipeline: pipeline))
         case (.delete, "/__kakapo/requests"):

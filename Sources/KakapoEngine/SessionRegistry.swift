@@ -134,27 +134,23 @@ package final class SessionRegistry: Sendable {
         do {
             request = try SessionRequest(body, defaultMode: defaultMode, defaultMatching: defaultMatching)
         } catch {
-            return .json(["error": .string(error.message)], status: 400)
+            return .error(error.message, status: 400)
         }
         let path: String
         do {
             path = try resolve(request.cassette, creatingFolders: request.mode.records)
         } catch {
-            return .json(["error": .string(error.message)], status: 400)
+            return .error(error.message, status: 400)
         }
         let exists = FileManager.default.fileExists(atPath: path)
         let mode = request.mode.resolved(cassetteExists: exists)
-        if mode.usesUpstream && !hasUpstream {
-            return .json(
-                [
-                    "error": .string(
-                        "\"mode\": \"\(request.mode.rawValue)\" forwards to an upstream"
-                            + (request.mode == .once ? " (\(request.cassette) does not exist yet)" : "")
-                            + ", but this server has none: start it with --upstream URL or --proxy")
-                ], status: 400)
+        if let problem = request.mode.problem(
+            cassette: request.cassette, cassetteExists: exists, hasUpstream: hasUpstream)
+        {
+            return .error("\"mode\": \(problem)", status: 400)
         }
         let refusal: HTTP.Response? = state.withLock { state in
-            if state.closed { return .json(["error": "the server is shutting down"], status: 503) }
+            if state.closed { return .error("the server is shutting down", status: 503) }
             if state.sessions.count >= Self.maximumSessions {
                 return .json(
                     [
@@ -182,7 +178,7 @@ package final class SessionRegistry: Sendable {
         } catch {
             if mode.records { _ = state.withLock { $0.recording.remove(path) } }
             let status = error.code == .locked ? 409 : 400
-            return .json(["error": .string("\"cassette\": \(request.cassette): \(error)")], status: status)
+            return .error("\"cassette\": \(request.cassette): \(error)", status: status)
         }
         state.withLock { $0.sessions[session.id] = session }
         logger.info("session \(session.id) opened: \(request.cassette) in mode \(mode.rawValue)")
@@ -221,7 +217,7 @@ package final class SessionRegistry: Sendable {
     /// summary; 404 naming the id when no open session has it.
     func close(_ id: String) -> HTTP.Response {
         guard let session = state.withLock({ $0.sessions.removeValue(forKey: id) }) else {
-            return .json(["error": .string(Self.unknown(String(id.prefix(128))))], status: 404)
+            return .error(Self.unknown(String(id.prefix(128))), status: 404)
         }
         let saveError = end(session)
         return .json(session.summary(saveError: saveError), status: saveError == nil ? 200 : 500)

@@ -43,6 +43,6 @@ enum SharedStoreCall {
 
     /// The answer when the database could not be used: 503 with the reason.
     static func unavailable(_ error: any Error) -> HTTP.Response {
-        .json(["error": .string("the shared store is unavailable: \(error)")], status: 503)
+        .error("the shared store is unavailable: \(error)", status: 503)
     }
 }

@@ -34,12 +34,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if effectiveMode.usesUpstream && effectiveMode != .once && upstream == nil && !common.https.proxy {
-            throw ValidationError("--mode \(effectiveMode.rawValue) needs --upstream URL")
-        }
-        if effectiveMode != .passthrough && effectiveMode != .none && cassette == nil && common.cassetteDir == nil {
-            // new, all and once write the cassette.
-            throw ValidationError("--cassette FILE is required to record (--mode \(effectiveMode.rawValue))")
+        // `once` is decided when the server starts (whether the cassette exists then); here it needs only
+        // a cassette.
+        if let problem = effectiveMode.problem(
+            cassette: cassette ?? common.cassetteDir, cassetteExists: effectiveMode == .once,
+            hasUpstream: upstream != nil || common.https.proxy)
+        {
+            throw ValidationError(problem)
         }
         if effectiveMode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy
             && common.cassetteDir == nil
