@@ -93,10 +93,12 @@ enum UpstreamLayer: PipelineLayer {
                         request: prepared, response: response, recordedAt: UTCTimestamp.now(),
                         durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1),
                         chunks: stream?.chunks(of: response.body))
-                    // Recorded before the client gets its answer, so requests a client sends one after the
-                    // other are recorded in that order.
-                    session.record(interaction, replacing: replacing)
-                    if stream == nil { completion(answer) }
+                    // Handed to the cassette's recorder, off the transfer loop: the client gets its answer
+                    // once the recording is in the journal, so nothing answered is lost to kill -9 and
+                    // requests a client sends one after the other are recorded in that order.
+                    session.record(interaction, replacing: replacing) {
+                        if stream == nil { completion(answer) }
+                    }
                 case .failure(let error) where stream?.isCancelled == true:
                     logger.debug("the client left before the end of a streamed answer: \(error.message)")
                 case .failure(let error) where stream != nil:
