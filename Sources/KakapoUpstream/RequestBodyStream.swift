@@ -1,25 +1,33 @@
-import Foundation
+import Synchronization
 
 /// A request body sent upstream while it is still arriving from the client: the server appends pieces
 /// as it reads them, libcurl takes them as the upstream does. When more than `window` bytes wait here,
 /// `append` answers false and the server stops reading from its client until `onDrained` is called, so
 /// an upload of any size costs at most about `window` bytes of memory.
-public final class RequestBodyStream: @unchecked Sendable {
-    // @unchecked Sendable: every stored var below is read and written only with `lock` held.
+public final class RequestBodyStream: Sendable {
     /// The body's length when the client announced it (`Content-Length`); nil for a chunked upload.
     public let length: Int?
     public let window: Int
-    private let lock = NSLock()
-    private var pieces: [[UInt8]] = []
-    private var head = 0
-    private var offset = 0
-    private var buffered = 0
-    private var finished = false
-    private var failed = false
-    private var holding = false
-    private var transferWaiting = false
-    private var resumer: TransferResumer?
-    private var drained: (@Sendable () -> Void)?
+    private let state = Mutex(State())
+
+    private struct State {
+        var pieces: [[UInt8]] = []
+        var head = 0
+        var offset = 0
+        var buffered = 0
+        var finished = false
+        var failed = false
+        var holding = false
+        var transferWaiting = false
+        var resumer: TransferResumer?
+        var drained: (@Sendable () -> Void)?
+
+        /// The resumer of a transfer waiting for bytes, which may now go on.
+        mutating func takeWaiting() -> TransferResumer? {
+            defer { transferWaiting = false }
+            return transferWaiting ? resumer : nil
+        }
+    }
 
     public init(length: Int?, window: Int = 1 << 20) {
         self.length = length
@@ -28,21 +36,18 @@ public final class RequestBodyStream: @unchecked Sendable {
 
     /// Called (on libcurl's thread) once the server may read from its client again.
     public func onDrained(_ action: @escaping @Sendable () -> Void) {
-        lock.lock()
-        drained = action
-        lock.unlock()
+        state.withLock { $0.drained = action }
     }
 
     /// Adds body bytes; false when the server should stop reading until `onDrained` is called.
     public func append(_ bytes: [UInt8]) -> Bool {
-        lock.lock()
-        pieces.append(bytes)
-        buffered += bytes.count
-        let wake = transferWaiting ? resumer : nil
-        transferWaiting = false
-        let keepReading = buffered <= window
-        if !keepReading { holding = true }
-        lock.unlock()
+        let (wake, keepReading) = state.withLock { state in
+            state.pieces.append(bytes)
+            state.buffered += bytes.count
+            let keepReading = state.buffered <= window
+            if !keepReading { state.holding = true }
+            return (state.takeWaiting(), keepReading)
+        }
         wake?.resume()
         return keepReading
     }
@@ -54,12 +59,11 @@ public final class RequestBodyStream: @unchecked Sendable {
     public func fail() { end(failed: true) }
 
     private func end(failed: Bool) {
-        lock.lock()
-        finished = true
-        self.failed = self.failed || failed
-        let wake = transferWaiting ? resumer : nil
-        transferWaiting = false
-        lock.unlock()
+        let wake = state.withLock { state in
+            state.finished = true
+            state.failed = state.failed || failed
+            return state.takeWaiting()
+        }
         wake?.resume()
     }
 
@@ -75,48 +79,41 @@ public final class RequestBodyStream: @unchecked Sendable {
     /// Copies waiting bytes into `buffer` (libcurl's thread); `resumer` continues the transfer after a
     /// pause.
     func read(into buffer: UnsafeMutableRawBufferPointer, resumer: TransferResumer) -> Read {
-        lock.lock()
-        if failed {
-            lock.unlock()
-            return .abort
-        }
-        var copied = 0
-        while copied < buffer.count && head < pieces.count {
-            let piece = pieces[head]
-            let count = min(buffer.count - copied, piece.count - offset)
-            piece.withUnsafeBytes { source in
-                buffer.baseAddress!.advanced(by: copied).copyMemory(
-                    from: source.baseAddress!.advanced(by: offset), byteCount: count)
+        let (result, wake) = state.withLock { state -> (Read, (@Sendable () -> Void)?) in
+            if state.failed { return (.abort, nil) }
+            var copied = 0
+            while copied < buffer.count && state.head < state.pieces.count {
+                let offset = state.offset
+                let count = state.pieces[state.head].withUnsafeBytes { source in
+                    let count = min(buffer.count - copied, source.count - offset)
+                    buffer.baseAddress!.advanced(by: copied).copyMemory(
+                        from: source.baseAddress!.advanced(by: offset), byteCount: count)
+                    return count
+                }
+                copied += count
+                state.offset += count
+                if state.offset == state.pieces[state.head].count {
+                    state.pieces[state.head] = []
+                    state.head += 1
+                    state.offset = 0
+                }
             }
-            copied += count
-            offset += count
-            if offset == piece.count {
-                pieces[head] = []
-                head += 1
-                offset = 0
+            if state.head > 64 && state.head * 2 > state.pieces.count {
+                state.pieces.removeFirst(state.head)
+                state.head = 0
             }
+            state.buffered -= copied
+            var wake: (@Sendable () -> Void)?
+            if state.holding && state.buffered <= window / 2 {
+                state.holding = false
+                wake = state.drained
+            }
+            if copied > 0 { return (.bytes(copied), wake) }
+            if state.finished { return (.end, wake) }
+            state.transferWaiting = true
+            state.resumer = resumer
+            return (.pause, wake)
         }
-        if head > 64 && head * 2 > pieces.count {
-            pieces.removeFirst(head)
-            head = 0
-        }
-        buffered -= copied
-        var wake: (@Sendable () -> Void)?
-        if holding && buffered <= window / 2 {
-            holding = false
-            wake = drained
-        }
-        let result: Read
-        if copied > 0 {
-            result = .bytes(copied)
-        } else if finished {
-            result = .end
-        } else {
-            transferWaiting = true
-            self.resumer = resumer
-            result = .pause
-        }
-        lock.unlock()
         wake?()
         return result
     }
