@@ -1,10 +1,12 @@
 import CCurl
 import Foundation
 import KakapoHTTP
+import Synchronization
 
 /// A thread that runs many libcurl transfers at once on one multi handle, woken by socket readiness
-/// (`curl_multi_poll`) or by new work (`curl_multi_wakeup`); no thread waits for one transfer. Easy
-/// handles are reused, and the multi handle keeps connections to upstreams alive between transfers.
+/// (`SocketPoller`, driving `curl_multi_socket_action`) or by new work; no thread waits for one
+/// transfer. Easy handles are reused, and the multi handle keeps connections to upstreams alive between
+/// transfers.
 ///
 /// At most `limit` transfers move at once; more wait their turn here. A transfer held by its client (a
 /// paused answer the client does not read, an upload the client does not send) costs nothing until it
@@ -12,8 +14,8 @@ import KakapoHTTP
 /// clients' transfers need; one held longer than the configured timeout is abandoned (its caller hears
 /// a timeout), so a stalled client cannot keep an upstream connection either.
 final class CurlMultiLoop: @unchecked Sendable {
-    // @unchecked Sendable: `incoming`, `resuming` and `stopped` are only touched with `lock` held; the
-    // rest only on the loop's thread.
+    // @unchecked Sendable: other threads touch only `inbox` (a Mutex) and `poller.wake()`; the rest is
+    // the loop thread's alone.
     struct Job {
         let request: HTTP.Request
         let url: String
@@ -26,20 +28,30 @@ final class CurlMultiLoop: @unchecked Sendable {
         let completion: @Sendable (Result<HTTP.Response, UpstreamError>) -> Void
     }
 
+    /// What other threads hand the loop.
+    private struct Inbox {
+        var jobs: [Job] = []
+        /// Transfers to resume: their handle's address and their serial number.
+        var resuming: [(address: UInt, serial: Int)] = []
+        var stopped = false
+        /// The loop waits, or is about to, with nothing left to do: new work must wake it. While it
+        /// runs, it takes new work on its next turn, and nobody pays for a wake-up.
+        var sleeping = false
+    }
+
     private let multi: UnsafeMutableRawPointer
+    private let poller: SocketPoller
     private let configuration: UpstreamConfiguration
     private let caBundle: [UInt8]?
-    private let lock = NSLock()
-    private var incoming: [Job] = []
-    /// Transfers to resume: their handle's address and their serial number.
-    private var resuming: [(address: UInt, serial: Int)] = []
+    private let inbox = Mutex(Inbox())
+    private let finished = DispatchSemaphore(value: 0)
     private var serial = 0
-    private var stopped = false
-    private var finished = false
-    private let done = NSCondition()
     private var active: [UnsafeMutableRawPointer: CurlHandle] = [:]
     private var stopDeadline: ContinuousClock.Instant?
     private var idle: [CurlHandle] = []
+    /// When libcurl wants to be called without a ready socket (a new or resumed transfer, a timeout);
+    /// nil when it does not.
+    private var timerDeadline: ContinuousClock.Instant?
     /// How many transfers may move at once (transfers held by their clients not counted).
     private let limit: Int
     /// How many transfers there may be at once, held ones included: four times `limit`.
@@ -53,47 +65,71 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Starts the loop's thread; at most `connections` transfers move at once (more wait their turn).
     init?(configuration: UpstreamConfiguration, caBundle: [UInt8]?, connections: Int) {
         CurlHandle.globalInit
+        guard let poller = SocketPoller() else { return nil }
         guard let multi = curl_multi_init() else { return nil }
         self.limit = max(1, connections)
         self.ceiling = 4 * limit
         self.multi = multi
+        self.poller = poller
         self.configuration = configuration
         self.caBundle = caBundle
+        // libcurl says which sockets to watch and when to call it anyway (`curl_multi_socket_action`):
+        // each turn of the loop costs what is ready, not every transfer in progress.
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        _ = kakapo_curl_multi_setopt_socket(multi, curlSocketCallback, this)
+        _ = kakapo_curl_multi_setopt_timer(multi, curlTimerCallback, this)
         let thread = Thread { [self] in run() }
         thread.name = "kakapo-upstream"
         thread.start()
     }
 
-    deinit { curl_multi_cleanup(multi) }
+    deinit {
+        // Cleaning up closes cached connections, which would tell an object being destroyed.
+        _ = kakapo_curl_multi_setopt_socket(multi, nil, nil)
+        _ = kakapo_curl_multi_setopt_timer(multi, nil, nil)
+        curl_multi_cleanup(multi)
+    }
 
     func submit(_ job: Job) {
-        lock.lock()
-        if stopped {
-            lock.unlock()
-            job.completion(.failure(UpstreamError(code: .other, message: "the upstream client is shut down")))
-            return
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.stopped else { return (false, false) }
+            inbox.jobs.append(job)
+            defer { inbox.sleeping = false }
+            return (true, inbox.sleeping)
         }
-        incoming.append(job)
-        lock.unlock()
-        curl_multi_wakeup(multi)
+        if wake { poller.wake() }
+        if !accepted {
+            job.completion(.failure(UpstreamError(code: .other, message: "the upstream client is shut down")))
+        }
     }
 
     private func resume(address: UInt, serial: Int) {
-        lock.lock()
-        resuming.append((address, serial))
-        lock.unlock()
-        curl_multi_wakeup(multi)
+        let wake = inbox.withLock { inbox in
+            inbox.resuming.append((address, serial))
+            defer { inbox.sleeping = false }
+            return inbox.sleeping
+        }
+        if wake { poller.wake() }
+    }
+
+    /// libcurl's socket callback: watch `fd` as it asks.
+    fileprivate func watch(_ fd: Int32, _ what: Int32) { poller.watch(fd, what) }
+
+    /// libcurl's timer callback: call it back in `milliseconds` (-1: no need).
+    fileprivate func setTimer(_ milliseconds: Int) {
+        timerDeadline = milliseconds < 0 ? nil : .now + .milliseconds(milliseconds)
     }
 
     private func run() {
+        var running: Int32 = 0
         while true {
-            lock.lock()
-            let jobs = incoming
-            let resumed = resuming
-            let stopping = stopped
-            incoming.removeAll(keepingCapacity: true)
-            resuming.removeAll(keepingCapacity: true)
-            lock.unlock()
+            let (jobs, resumed, stopping) = inbox.withLock { inbox in
+                defer {
+                    inbox.jobs = []
+                    inbox.resuming = []
+                }
+                return (inbox.jobs, inbox.resuming, inbox.stopped)
+            }
             queued += jobs
             for (address, serial) in resumed {
                 // A transfer that ended meanwhile is not resumed (its handle may carry another one).
@@ -116,27 +152,56 @@ final class CurlMultiLoop: @unchecked Sendable {
                     break
                 }
             }
-            var running: Int32 = 0
-            _ = curl_multi_perform(multi, &running)
-            var code = CURLE_OK
-            while let easy = kakapo_curl_multi_next_done(multi, &code) {
-                curl_multi_remove_handle(multi, easy)
-                guard let handle = active.removeValue(forKey: easy) else { continue }
-                let completion = handle.completion
-                let result = handle.finish(code)
-                handle.completion = nil
-                idle.append(handle)
-                completion?(result)
+            runTimerIfDue(&running)
+            completeFinished()
+            let mayWait = inbox.withLock { inbox in
+                guard inbox.jobs.isEmpty && inbox.resuming.isEmpty && inbox.stopped == stopping else { return false }
+                inbox.sleeping = true
+                return true
             }
-            // Places freed by transfers that ended are taken at once, not after the next wake-up.
-            admitQueued()
-            _ = curl_multi_poll(multi, nil, 0, stopping ? 100 : 1000, nil)
+            poller.wait(timeout: mayWait ? waitTimeout(stopping: stopping) : 0) { fd, mask in
+                _ = curl_multi_socket_action(multi, fd, mask, &running)
+            }
+            if mayWait { inbox.withLock { $0.sleeping = false } }
+            runTimerIfDue(&running)
+            completeFinished()
         }
         idle.removeAll()
-        done.lock()
-        finished = true
-        done.broadcast()
-        done.unlock()
+        finished.signal()
+    }
+
+    /// How long the loop may wait for sockets: until libcurl's timer, and at most a second (100 ms
+    /// while shutting down) so held transfers and the shutdown are looked at.
+    private func waitTimeout(stopping: Bool) -> Int32 {
+        let longest: Int64 = stopping ? 100 : 1000
+        guard let timerDeadline else { return Int32(longest) }
+        let remaining = timerDeadline - .now
+        guard remaining > .zero else { return 0 }
+        // Rounded up: waking a little early would only turn the loop once more for nothing.
+        let milliseconds = (remaining + .nanoseconds(999_999)) / .milliseconds(1)
+        return Int32(min(Int64(milliseconds), longest))
+    }
+
+    /// Calls libcurl when its timer is due: transfers just added or resumed start there.
+    private func runTimerIfDue(_ running: inout Int32) {
+        guard let deadline = timerDeadline, deadline <= .now else { return }
+        timerDeadline = nil
+        _ = curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
+    }
+
+    /// Hands finished transfers their results, then gives their places to waiting jobs at once.
+    private func completeFinished() {
+        var code = CURLE_OK
+        while let easy = kakapo_curl_multi_next_done(multi, &code) {
+            curl_multi_remove_handle(multi, easy)
+            guard let handle = active.removeValue(forKey: easy) else { continue }
+            let completion = handle.completion
+            let result = handle.finish(code)
+            handle.completion = nil
+            idle.append(handle)
+            completion?(result)
+        }
+        admitQueued()
     }
 
     /// Starts waiting jobs while fewer than `limit` transfers move. Held transfers do not count, but
@@ -237,12 +302,20 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Lets transfers in progress and queued finish, then stops the thread.
     func shutdown() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-        curl_multi_wakeup(multi)
-        done.lock()
-        while !finished { done.wait() }
-        done.unlock()
+        inbox.withLock { $0.stopped = true }
+        poller.wake()
+        finished.wait()
     }
+}
+
+private let curlSocketCallback: curl_socket_callback = { _, fd, what, userdata, _ in
+    guard let userdata else { return 0 }
+    Unmanaged<CurlMultiLoop>.fromOpaque(userdata).takeUnretainedValue().watch(fd, what)
+    return 0
+}
+
+private let curlTimerCallback: curl_multi_timer_callback = { _, milliseconds, userdata in
+    guard let userdata else { return 0 }
+    Unmanaged<CurlMultiLoop>.fromOpaque(userdata).takeUnretainedValue().setTimer(milliseconds)
+    return 0
 }
