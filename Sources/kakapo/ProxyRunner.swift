@@ -40,8 +40,7 @@ struct ProxyRunner {
                 tls.upstream = try UpstreamTLSClient(upstream)
             }
         } catch {
-            standardError("error: \(error)")
-            throw ExitCode(ExitStatus.invalidInput)
+            throw ExitStatus.failure(error)
         }
         let shared = try await connectStore(logger: logger)
         configuration.sharedStore = shared
@@ -57,9 +56,8 @@ struct ProxyRunner {
             do {
                 try server.pipeline.install(try RoutesFile.load(routes), directory: routesDirectory)
             } catch {
-                standardError("error: \(error)")
                 _ = await server.shutdown()
-                throw ExitCode(ExitStatus.invalidInput)
+                throw ExitStatus.failure(error)
             }
             let pipeline = server.pipeline
             let directory = routesDirectory
@@ -146,8 +144,7 @@ struct ProxyRunner {
             logger.info("Store resources keep their entities in \(shared.location)")
             return shared
         } catch {
-            standardError("error: \(source): \(error)")
-            throw ExitCode(ExitStatus.invalidInput)
+            throw ExitStatus.failure(error, context: source)
         }
     }
 
