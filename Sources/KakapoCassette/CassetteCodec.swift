@@ -2,9 +2,9 @@ import KakapoHTTP
 import KakapoJSON
 
 /// Converts between `Cassette` and its JSON form (documented field by field in `cassettes/README.md`).
-public enum CassetteCodec {
+package enum CassetteCodec {
     /// The JSON value of `cassette`, with members in a fixed order so saving is deterministic.
-    public static func encode(_ cassette: Cassette) -> JSONValue {
+    package static func encode(_ cassette: Cassette) -> JSONValue {
         .object([
             "version": .number(JSONNumber(cassette.version)),
             "interactions": .array(cassette.interactions.map(encode)),
@@ -14,7 +14,7 @@ public enum CassetteCodec {
     /// The bytes of the cassette file: readable layout and a trailing newline. Equal to
     /// `JSONWriter(layout: .readable).write(encode(cassette))` plus a newline, but built from one chunk per
     /// interaction, so a recording session encodes each interaction once.
-    public static func encodeFile(_ cassette: Cassette) -> [UInt8] {
+    package static func encodeFile(_ cassette: Cassette) -> [UInt8] {
         assemble(version: cassette.version, chunks: cassette.interactions.map(encodeChunk))
     }
 
@@ -100,7 +100,7 @@ public enum CassetteCodec {
 
     /// The largest `offsetMs` or `durationMs` a cassette may hold: a week. Larger values (`1e300`) would
     /// overflow where they are scheduled or written back.
-    public static let largestMilliseconds = 604_800_000
+    package static let largestMilliseconds = 604_800_000
 
     /// A time in milliseconds read from a cassette, when it is from 0 to `largestMilliseconds`.
     static func milliseconds(_ number: JSONNumber) -> Double? {

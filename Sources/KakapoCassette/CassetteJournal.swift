@@ -18,13 +18,13 @@ import KakapoJSON
 /// last entry cut short by a crash is ignored. Only the holder of the cassette's `CassetteLock` writes or
 /// folds the journal, so a journal in use by a live recording is never folded by another process. It has
 /// the cassette's permissions from its creation on (beside the link's target when the cassette is a link).
-public final class CassetteJournal {
+package final class CassetteJournal {
     /// The journal's path for the cassette at `cassettePath`.
-    public static func path(for cassettePath: String) -> String {
+    package static func path(for cassettePath: String) -> String {
         CassetteFile.resolvingLinks(cassettePath) + ".journal"
     }
 
-    public let path: String
+    package let path: String
     private var descriptor: Int32
     /// The permissions of the cassette, which the journal and its copies are created with.
     private let mode: mode_t?
@@ -33,7 +33,7 @@ public final class CassetteJournal {
 
     /// Opens (creating it) the journal of the cassette at `cassettePath`; the caller holds the cassette's
     /// lock.
-    public init(cassettePath: String) throws(CassetteError) {
+    package init(cassettePath: String) throws(CassetteError) {
         path = Self.path(for: cassettePath)
         mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
         var opened = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC)

@@ -16,9 +16,9 @@ import Synchronization
 ///
 /// The file is removed on release; the kernel drops the `flock` of a process that dies, so a lock file
 /// left by `kill -9` holds nothing and the next writer takes it.
-public final class CassetteLock: Sendable {
+package final class CassetteLock: Sendable {
     /// What the holder is doing, for the message another writer gets.
-    public enum Purpose: String, Sendable {
+    package enum Purpose: String, Sendable {
         /// A recording (`kakapo record` or `serve`), held until its final save.
         case recording = "recording into"
         /// A one-off write (`kakapo cassette redact`, `verify --update`, folding a journal).
@@ -26,12 +26,12 @@ public final class CassetteLock: Sendable {
     }
 
     /// The lock file's path for the cassette at `cassettePath`.
-    public static func path(for cassettePath: String) -> String {
+    package static func path(for cassettePath: String) -> String {
         CassetteFile.resolvingLinks(cassettePath) + ".lock"
     }
 
     /// The lock file.
-    public let path: String
+    package let path: String
     private let descriptor: Mutex<Int32?>
 
     private init(path: String, descriptor: Int32) {
@@ -44,7 +44,7 @@ public final class CassetteLock: Sendable {
     /// Takes the lock of the cassette at `cassettePath` for this process, without waiting. Throws
     /// `CassetteError.Code.locked`, naming the holder, when another writer (in this process or another)
     /// holds it, and `notWritable` when the lock file cannot be made.
-    public static func acquire(for cassettePath: String, purpose: Purpose) throws(CassetteError) -> CassetteLock {
+    package static func acquire(for cassettePath: String, purpose: Purpose) throws(CassetteError) -> CassetteLock {
         let path = Self.path(for: cassettePath)
         let mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
         // A holder that releases removes the file; a writer that opened it just before then locks a file
@@ -79,7 +79,7 @@ public final class CassetteLock: Sendable {
     }
 
     /// Runs `body` holding the lock of the cassette at `cassettePath` for a one-off write.
-    public static func withLock<T>(
+    package static func withLock<T>(
         _ cassettePath: String, _ body: () throws(CassetteError) -> T
     ) throws(CassetteError) -> T {
         let lock = try acquire(for: cassettePath, purpose: .writing)
@@ -88,7 +88,7 @@ public final class CassetteLock: Sendable {
     }
 
     /// Gives the lock up and removes its file (at once; a second call does nothing).
-    public func release() {
+    package func release() {
         descriptor.withLock { descriptor in
             guard let open = descriptor else { return }
             // Removed while still locked, so no other writer can hold a lock on the name being removed.

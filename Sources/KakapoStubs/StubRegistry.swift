@@ -28,7 +28,7 @@ public final class StubRegistry: Sendable {
     public var hasRoutes: Bool { count.load(ordering: .acquiring) > 0 }
 
     /// The current table.
-    public var table: StubTable { state.withLock { $0.table } }
+    package var table: StubTable { state.withLock { $0.table } }
 
     /// The answer of the first route that takes `request`, or nil.
     public func answer(_ request: HTTP.Request) -> StubAnswer? {

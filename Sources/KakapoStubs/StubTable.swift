@@ -5,10 +5,10 @@ import KakapoRouter
 /// first (a host or prefix before any host; at the first differing path segment a constant before a
 /// parameter before `*` before `**`; a named method before any method), then in the order given; the
 /// first whose method, path and `when` fit answers.
-public struct StubTable: Sendable {
-    public let stubs: [Stub]
+package struct StubTable: Sendable {
+    package let stubs: [Stub]
 
-    public init(_ stubs: [Stub]) {
+    package init(_ stubs: [Stub]) {
         self.stubs = stubs.enumerated().sorted { a, b in
             let (x, y) = (a.element, b.element)
             if x.baseSpecificity != y.baseSpecificity { return x.baseSpecificity > y.baseSpecificity }
@@ -20,12 +20,12 @@ public struct StubTable: Sendable {
         }.map(\.element)
     }
 
-    public static let empty = StubTable([])
+    package static let empty = StubTable([])
 
-    public var isEmpty: Bool { stubs.isEmpty }
+    package var isEmpty: Bool { stubs.isEmpty }
 
     /// The answer of the first route that takes `request`, or nil to pass it to the next layer.
-    public func answer(_ request: HTTP.Request) -> StubAnswer? {
+    package func answer(_ request: HTTP.Request) -> StubAnswer? {
         guard !stubs.isEmpty else { return nil }
         let (host, path) = RouterRegistry.hostAndPath(request)
         var context: TemplateContext?
