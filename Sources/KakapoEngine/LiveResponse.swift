@@ -1,4 +1,3 @@
-import Foundation
 import KakapoCassette
 import KakapoUpstream
 import Synchronization
@@ -12,8 +11,7 @@ import Synchronization
 /// `window` bytes are on their way, `append` pauses the transfer (no thread waits; the upstream's TCP
 /// window fills and it slows down) until the client has caught up. A consumer that goes away
 /// (`cancel`) makes the transfer stop.
-public final class LiveResponse: @unchecked Sendable {
-    // @unchecked Sendable: every stored var below is read and written only with `lock` held.
+public final class LiveResponse: Sendable {
     package enum Event: Sendable {
         case data([UInt8])
         case end
@@ -26,27 +24,54 @@ public final class LiveResponse: @unchecked Sendable {
     let recording: StreamRecording
     /// How many bytes may be on their way to the client before the upstream is held.
     let window: Int
-    private let lock = NSLock()
-    private var waiting: [[UInt8]] = []
-    private var finished = false
-    private var broken = false
-    private var cancelled = false
-    private var keptWhole = true
-    private var inFlight = 0
-    /// The transfer is paused until the client catches up.
-    private var paused = false
     private let resumer: TransferResumer
-    private var consumer: (@Sendable (Event) -> Void)?
-    private var events: [ResponseChunk] = []
-    private var pending: [UInt8] = []
-    private var pendingOffset: Double?
-    /// For `.pieces`: where each piece ends in the body and when its first byte came.
-    private var pieces: [(end: Int, offset: Double)] = []
-    private var received = 0
-    private var lastArrival: Double?
-    /// The transfer was held since the last bytes (the client was behind): the gap is not the upstream's.
-    private var heldSinceLastArrival = false
     private let started = ContinuousClock.now
+    private let state = Mutex(State())
+
+    private struct State {
+        var waiting: [[UInt8]] = []
+        var finished = false
+        var broken = false
+        var cancelled = false
+        var keptWhole = true
+        var inFlight = 0
+        /// The transfer is paused until the client catches up.
+        var paused = false
+        var consumer: (@Sendable (Event) -> Void)?
+        var events: [ResponseChunk] = []
+        var pending: [UInt8] = []
+        var pendingOffset: Double?
+        /// For `.pieces`: where each piece ends in the body and when its first byte came.
+        var pieces: [(end: Int, offset: Double)] = []
+        var received = 0
+        var lastArrival: Double?
+        /// The transfer was held since the last bytes (the client was behind): the gap is not the upstream's.
+        var heldSinceLastArrival = false
+
+        /// Notes `bytes`, arrived `offset` ms after the start, for a recording made as `recording` says.
+        mutating func record(_ bytes: [UInt8], at offset: Double, as recording: StreamRecording) {
+            switch recording {
+            case .whole:
+                return
+            case .pieces:
+                received += bytes.count
+                if let lastArrival, heldSinceLastArrival || offset - lastArrival < StreamRecording.pauseMilliseconds {
+                    pieces[pieces.count - 1].end = received
+                } else {
+                    pieces.append((received, offset))
+                }
+                lastArrival = offset
+                heldSinceLastArrival = false
+            case .events, .lines:
+                if pendingOffset == nil { pendingOffset = offset }
+                pending += bytes
+                for unit in recording.takeUnits(from: &pending) ?? [] {
+                    events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? offset, bytes: unit))
+                    pendingOffset = pending.isEmpty ? nil : offset
+                }
+            }
+        }
+    }
 
     init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20) {
         self.recording = recording
@@ -59,104 +84,65 @@ public final class LiveResponse: @unchecked Sendable {
     /// again), or `.stop` once the consumer is gone.
     func append(_ bytes: [UInt8]) -> StreamDisposition {
         let offset = (ContinuousClock.now - started) / .milliseconds(1)
-        lock.lock()
-        if cancelled {
-            lock.unlock()
-            return .stop
+        let (disposition, consumer) = state.withLock { state -> (StreamDisposition, (@Sendable (Event) -> Void)?) in
+            if state.cancelled { return (.stop, nil) }
+            if state.inFlight > window {
+                state.paused = true
+                state.heldSinceLastArrival = true
+                return (.pause, nil)
+            }
+            state.inFlight += bytes.count
+            state.record(bytes, at: offset, as: recording)
+            if state.consumer == nil { state.waiting.append(bytes) }
+            return (.proceed, state.consumer)
         }
-        if inFlight > window {
-            paused = true
-            heldSinceLastArrival = true
-            lock.unlock()
-            return .pause
-        }
-        inFlight += bytes.count
-        record(bytes, at: offset)
-        if consumer == nil { waiting.append(bytes) }
-        let consumer = self.consumer
-        lock.unlock()
         consumer?(.data(bytes))
-        return .proceed
-    }
-
-    /// Notes `bytes`, arrived `offset` ms after the start, for the recording (with `lock` held).
-    private func record(_ bytes: [UInt8], at offset: Double) {
-        switch recording {
-        case .whole:
-            return
-        case .pieces:
-            received += bytes.count
-            if let lastArrival, heldSinceLastArrival || offset - lastArrival < StreamRecording.pauseMilliseconds {
-                pieces[pieces.count - 1].end = received
-            } else {
-                pieces.append((received, offset))
-            }
-            lastArrival = offset
-            heldSinceLastArrival = false
-        case .events, .lines:
-            if pendingOffset == nil { pendingOffset = offset }
-            pending += bytes
-            for unit in recording.takeUnits(from: &pending) ?? [] {
-                events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? offset, bytes: unit))
-                pendingOffset = pending.isEmpty ? nil : offset
-            }
-        }
+        return disposition
     }
 
     /// The consumer's socket took `count` bytes: the upstream may send that many more.
     package func delivered(_ count: Int) {
-        lock.lock()
-        inFlight -= count
-        let resume = paused && inFlight <= window
-        if resume { paused = false }
-        lock.unlock()
+        let resume = state.withLock { state -> Bool in
+            state.inFlight -= count
+            let resume = state.paused && state.inFlight <= window
+            if resume { state.paused = false }
+            return resume
+        }
         if resume { resumer.resume() }
     }
 
     /// The consumer is gone (the client closed its connection): the transfer stops (a paused one is
     /// resumed to hear it).
     package func cancel() {
-        lock.lock()
-        cancelled = true
-        let resume = paused
-        paused = false
-        lock.unlock()
+        let resume = state.withLock { state -> Bool in
+            state.cancelled = true
+            defer { state.paused = false }
+            return state.paused
+        }
         if resume { resumer.resume() }
     }
 
     /// Whether the consumer went away before the end.
-    package var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// The body outgrew what is kept for a recording: the answer goes on, but is not recorded.
-    func dropKeptBody() {
-        lock.lock()
-        keptWhole = false
-        lock.unlock()
-    }
+    func dropKeptBody() { state.withLock { $0.keptWhole = false } }
 
     /// Whether the completion's response holds the whole body, so the answer can be recorded.
-    var isKeptWhole: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return keptWhole
-    }
+    var isKeptWhole: Bool { state.withLock { $0.keptWhole } }
 
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
     func finish(broken: Bool = false) {
-        lock.lock()
-        finished = true
-        self.broken = broken
-        if !pending.isEmpty {
-            events.append(ResponseChunk(offsetMilliseconds: pendingOffset ?? 0, bytes: pending))
-            pending = []
+        let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
+            state.finished = true
+            state.broken = broken
+            if !state.pending.isEmpty {
+                state.events.append(ResponseChunk(offsetMilliseconds: state.pendingOffset ?? 0, bytes: state.pending))
+                state.pending = []
+            }
+            return state.consumer
         }
-        let consumer = self.consumer
-        lock.unlock()
         consumer?(broken ? .broken : .end)
     }
 
@@ -166,17 +152,18 @@ public final class LiveResponse: @unchecked Sendable {
         // so bytes arriving while the earlier ones are handed over cannot overtake them, and the end
         // (from `finish` or from here) always comes after the last bytes.
         while true {
-            lock.lock()
-            if waiting.isEmpty {
-                self.consumer = consumer
-                let (finished, broken) = (self.finished, self.broken)
-                lock.unlock()
-                if finished { consumer(broken ? .broken : .end) }
+            let (batch, ended) = state.withLock { state -> ([[UInt8]], Bool?) in
+                if state.waiting.isEmpty {
+                    state.consumer = consumer
+                    return ([], state.finished ? state.broken : nil)
+                }
+                defer { state.waiting = [] }
+                return (state.waiting, nil)
+            }
+            if batch.isEmpty {
+                if let broken = ended { consumer(broken ? .broken : .end) }
                 return
             }
-            let batch = waiting
-            waiting = []
-            lock.unlock()
             for bytes in batch { consumer(.data(bytes)) }
         }
     }
@@ -185,8 +172,7 @@ public final class LiveResponse: @unchecked Sendable {
     /// byte; nil to record the body whole (an answer of announced length, one that came at once, or one
     /// whose chunks do not add up to `body`).
     func chunks(of body: [UInt8]) -> [ResponseChunk]? {
-        lock.lock()
-        defer { lock.unlock() }
+        let (events, pieces) = state.withLock { ($0.events, $0.pieces) }
         var timed: [ResponseChunk]
         switch recording {
         case .whole:
