@@ -12,7 +12,7 @@ public enum ProxyMode: String, Sendable, CaseIterable {
     /// changes); when it does not, record everything. Decided once, when the server starts.
     case once
 
-    /// True when this mode answers from the cassette (`once` does; it is resolved before serving).
+    /// True when this mode answers from the cassette (`once` is resolved to `none` or `new` before serving).
     public var replays: Bool { self == .none || self == .new }
     /// True when this mode may forward requests upstream.
     public var usesUpstream: Bool { self != .none }

@@ -8,6 +8,8 @@ package struct RecordedStreamPlayer: Sendable {
     package enum Event: Sendable {
         case data([UInt8])
         case end
+        /// `isCancelled` said so: nothing more comes (the transport still ends what it started).
+        case cancelled
     }
 
     package let chunks: [ResponseChunk]
@@ -20,7 +22,7 @@ package struct RecordedStreamPlayer: Sendable {
 
     /// Starts playing: `after(nanoseconds, work)` runs `work` that many nanoseconds from now (0: as soon
     /// as it can, after what is already scheduled); each chunk schedules the next, so they go out in
-    /// order whatever their offsets. Stops early once `isCancelled` says so.
+    /// order whatever their offsets. Stops early once `isCancelled` says so, with `.cancelled`.
     package func play(
         after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void,
         isCancelled: @escaping @Sendable () -> Bool = { false },
@@ -30,7 +32,10 @@ package struct RecordedStreamPlayer: Sendable {
         let chunks = self.chunks
         let timed = self.timed
         @Sendable func send(_ index: Int) {
-            guard !isCancelled() else { return }
+            guard !isCancelled() else {
+                deliver(.cancelled)
+                return
+            }
             guard index < chunks.count else {
                 deliver(.end)
                 return

@@ -14,7 +14,7 @@ import Synchronization
 public final class RequestPipeline: Sendable {
     public let configuration: ProxyConfiguration
     public let session: CassetteSession?
-    public let upstream: UpstreamClient?
+    package let upstream: UpstreamClient?
     public let journal: RequestJournal
     /// The open cassette sessions, when sessions are enabled (`ProxyConfiguration.sessionDirectory`).
     package let sessions: SessionRegistry?
@@ -67,7 +67,7 @@ public final class RequestPipeline: Sendable {
 
     /// Answers `request`. `completion` runs exactly once, on this thread for answers that need no I/O,
     /// or on another (an upstream worker thread, a task, a queue).
-    public func handle(
+    package func handle(
         _ request: HTTP.Request, fromLoopback: Bool, completion: @escaping @Sendable (Answer) -> Void
     ) {
         var exchange = Exchange(
@@ -77,8 +77,7 @@ public final class RequestPipeline: Sendable {
             if case .pass = step { continue }
             var reply = completion
             if let testSession = exchange.testSession {
-                // In flight until answered, so the session neither expires nor saves without it.
-                testSession.begin()
+                // Begun by the session layer: in flight until answered.
                 reply = { answer in
                     testSession.end()
                     completion(answer)

@@ -61,6 +61,8 @@ public final class StreamedBody: Sendable {
                     switch event {
                     case .data(let bytes): handler(.data(bytes))
                     case .end: handler(.end)
+                    // Given up by `cancel()`: whoever cancelled wants nothing more.
+                    case .cancelled: break
                     }
                 })
         }

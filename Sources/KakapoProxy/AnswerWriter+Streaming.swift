@@ -70,9 +70,12 @@ extension AnswerWriter {
                     switch event {
                     case .data(let bytes): send(.data(bytes))
                     case .end: send(.end)
+                    // The client left: the answer is over for it too.
+                    case .cancelled: send(.broken)
                     }
                 })
         case .bytes(let bytes):
+            // `write` sends whole bodies itself; one that came here would go out as one piece.
             send(.data(bytes))
             send(.end)
         }

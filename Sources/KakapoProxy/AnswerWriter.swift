@@ -39,9 +39,12 @@ final class AnswerWriter {
             switch body {
             case .bytes(let bytes):
                 writeWhole(status, headers, bytes, answer: answer, for: request, keepAlive, context, done)
-            case .live,
-                .recorded where !isHead:
+            case .live where !isHead, .recorded where !isHead:
                 writeStream(status, headers, body, source: answer.source, for: request, keepAlive, context, done)
+            case .live(let live):
+                // A HEAD gets the head only: the transfer behind it is not waited for.
+                live.cancel()
+                writeWhole(status, headers, [], answer: answer, for: request, keepAlive, context, done)
             case .recorded:
                 writeWhole(status, headers, [], answer: answer, for: request, keepAlive, context, done)
             }

@@ -43,18 +43,19 @@ public struct CassetteContext: Sendable {
 /// The socket server of one test's cassette, made and started on first use (so a test that never asks
 /// for a URL starts no event-loop threads) and stopped with the test.
 final class SocketServer: Sendable {
-    private let server = Mutex<ProxyServer?>(nil)
+    private let server = Mutex<(server: ProxyServer, started: Task<Int, any Error>)?>(nil)
 
-    /// The port of the server answering through `engine`, started now if it is not yet.
+    /// The port of the server answering through `engine`, started now if it is not yet (once, however
+    /// many callers ask at the same time).
     func port(for engine: Engine) async throws -> Int {
-        let made = server.withLock { server -> ProxyServer in
-            if let server { return server }
+        let started = server.withLock { server -> Task<Int, any Error> in
+            if let server { return server.started }
             let made = ProxyServer(sharing: engine)
-            server = made
-            return made
+            let started = Task { try await made.start(port: 0) }
+            server = (made, started)
+            return started
         }
-        if let port = made.port { return port }
-        return try await made.start(port: 0)
+        return try await started.value
     }
 
     /// Stops the server, if one was started; the engine goes on.
@@ -63,6 +64,7 @@ final class SocketServer: Sendable {
             defer { server = nil }
             return server
         }
-        await running?.shutdown()
+        _ = try? await running?.started.value
+        await running?.server.shutdown()
     }
 }

@@ -305,6 +305,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         inbox.withLock { $0.stopped = true }
         poller.wake()
         finished.wait()
+        // Whoever shuts down next (shutdown may be called again) finds the loop finished at once.
+        finished.signal()
     }
 }
 

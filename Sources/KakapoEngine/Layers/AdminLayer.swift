@@ -1,3 +1,5 @@
+import Dispatch
+
 /// `/__kakapo/*`: the admin API (`AdminEndpoints`), first of all layers.
 enum AdminLayer: PipelineLayer {
     static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
@@ -10,6 +12,12 @@ enum AdminLayer: PipelineLayer {
         if let later = AdminEndpoints.sharedStoreAnswer(request, fromLoopback: fromLoopback, pipeline: pipeline) {
             return .later { reply in Task { reply(await later()) } }
         }
-        return .now(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: pipeline))
+        // Off the caller's thread (an event loop): health counts the cassette's interactions, which waits
+        // for the recordings handed to its recorder.
+        return .later { reply in
+            DispatchQueue.global().async {
+                reply(AdminEndpoints.answer(request, fromLoopback: fromLoopback, pipeline: pipeline))
+            }
+        }
     }
 }

@@ -7,6 +7,9 @@ enum SessionLayer: PipelineLayer {
         case .none:
             return .pass
         case .session(let session):
+            // In flight from now until answered (the pipeline ends it), so the session neither expires
+            // nor saves while the layers after this one work on the request.
+            session.begin()
             exchange.testSession = session
             exchange.mode = session.mode
             exchange.cassette = session.cassette
