@@ -9,10 +9,10 @@ import Testing
 struct TrustEarlyAnswerTests {
     @Test("a streamed upload answered 502 early is closed after the answer, and a client leaving mid-body harms no one")
     func earlyAnswerCloses() async throws {
-        // A port nothing listens on: the forward fails at once, while the client is still sending.
-        let closed = try await TestUpstream.start { _ in .response(HTTP.Response(status: 200)) }
-        let unreachable = closed.baseURL
-        await closed.stop()
+        // A port nothing listens on (and no other test can take): the forward fails at once, while the
+        // client is still sending.
+        let refusing = try ClosedPort()
+        let unreachable = "http://127.0.0.1:\(refusing.port)"
         let proxy = try await ProxyHarness.start(
             ProxyConfiguration(mode: .passthrough, upstream: UpstreamConfiguration(baseURL: unreachable)))
         for _ in 0..<5 {
@@ -34,5 +34,6 @@ struct TrustEarlyAnswerTests {
         health.send("GET /__kakapo/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(health.receive { $0.contains("}") }.text.hasPrefix("HTTP/1.1 200"))
         await proxy.stop()
+        withExtendedLifetime(refusing) {}
     }
 }
