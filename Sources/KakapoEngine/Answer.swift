@@ -28,7 +28,9 @@ public struct Answer: Sendable {
         case fault(Fault.Kind)
     }
 
+    /// The response, or the fault that breaks the connection instead.
     public var outcome: Outcome
+    /// The layer that answered (`X-Kakapo-Source`, the journal, the summary).
     public var source: ResponseSource
     /// How long the transport waits before delivering (a route's latency); it never blocks a thread.
     public var delay: Duration = .zero

@@ -8,14 +8,17 @@ public struct ProxyConfiguration: Sendable {
     public var host: String
     /// The port to bind; 0 picks a free one.
     public var port: Int
+    /// What is done with a request by whether the cassette has it (`ProxyMode`).
     public var mode: ProxyMode
     /// The cassette file; nil runs without one (passthrough only).
     public var cassettePath: String?
     /// The upstream; required by every mode but `none`.
     public var upstream: UpstreamConfiguration?
+    /// What is kept out of the cassette, the journal and the logs (credentials by default).
     public var redactor: Redactor
     /// What besides method, path and query decides a match.
     public var matching: MatchOptions
+    /// What a request gets once every recording of it was played (repeat the last, or miss).
     public var repeatPolicy: InteractionIndex.RepeatPolicy
     /// The status a miss answers with.
     public var missStatus: Int

@@ -1,7 +1,10 @@
 /// What a proxy run did, printed at shutdown (design section 2).
 public struct ProxySummary: Sendable {
+    /// The cassette the run used, if any.
     public let cassettePath: String?
+    /// The mode the run answered in (`once` resolved).
     public let mode: ProxyMode
+    /// Answers by the layer that gave them.
     public let counts: [ResponseSource: Int]
     /// Interactions written to the cassette in this run.
     public let recorded: Int
@@ -19,6 +22,7 @@ public struct ProxySummary: Sendable {
     /// The maximum age, as given (`30d`), for messages.
     public var maximumAge: String?
 
+    /// Every request answered.
     public var total: Int { counts.values.reduce(0, +) }
 
     /// `30d`, `12h`, `90m` or `45s` for an age in seconds.

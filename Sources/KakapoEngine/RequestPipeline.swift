@@ -12,9 +12,12 @@ import Synchronization
 /// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the
 /// upstream answers on a libcurl worker thread, never on the caller's.
 public final class RequestPipeline: Sendable {
+    /// The configuration as the engine resolved it (`once` decided).
     public let configuration: ProxyConfiguration
+    /// The server's own cassette, loaded and, in the modes that record, recorded into; nil without one.
     public let session: CassetteSession?
     package let upstream: UpstreamClient?
+    /// What was answered, request by request: counts by source, misses, the recent entries.
     public let journal: RequestJournal
     /// The open cassette sessions, when sessions are enabled (`ProxyConfiguration.sessionDirectory`).
     package let sessions: SessionRegistry?
