@@ -82,22 +82,6 @@ public struct Answer: Sendable {
         if case .response(let status, _, _) = outcome { return status }
         return 0
     }
-
-    /// The live stream, when the answer is one.
-    public var live: LiveResponse? {
-        if case .response(_, _, .live(let live)) = outcome { return live }
-        return nil
-    }
-}
-
-extension [ResponseChunk] {
-    /// The chunks' bytes, joined.
-    var joinedBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(reduce(0) { $0 + $1.bytes.count })
-        for chunk in self { bytes += chunk.bytes }
-        return bytes
-    }
 }
 
 extension HTTP.Response {

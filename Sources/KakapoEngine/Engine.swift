@@ -67,13 +67,9 @@ public final class Engine: Sendable {
         }
         var session: CassetteSession?
         if let path = configuration.cassettePath {
-            let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
-            if mode.records { try CassetteFile.checkWritable(path) }
-            let saveLogger = logger
-            session = CassetteSession(
-                path: path, cassette: cassette, redactor: configuration.redactor, matching: configuration.matching,
-                repeatPolicy: configuration.repeatPolicy,
-                onSaveError: { error in saveLogger.error("cannot save the cassette: \(error)") })
+            session = try CassetteSession.opened(
+                at: path, mode: mode, redactor: configuration.redactor, matching: configuration.matching,
+                repeatPolicy: configuration.repeatPolicy, logger: logger)
         }
         var upstream: UpstreamClient?
         if mode.usesUpstream || configuration.sessionDirectory != nil,

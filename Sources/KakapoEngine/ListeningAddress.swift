@@ -63,6 +63,10 @@ package struct ListeningAddress: Sendable {
             }
     }
 
+    /// Whether a host as a user writes it (`LOCALHOST`, `[::1]`, `127.0.0.1.`) is loopback by
+    /// `isLoopbackName`.
+    package static func isLoopbackHost(_ host: String) -> Bool { isLoopbackName(bare(host)) }
+
     /// Lower case, without the brackets of an IPv6 literal and without a trailing dot.
     private static func bare(_ host: String) -> String {
         var host = host.lowercased()

@@ -86,11 +86,7 @@ public final class RequestPipeline: Sendable {
                     completion(answer)
                 }
             }
-            switch step {
-            case .now(let answer): reply(answer)
-            case .later(let start): start(reply)
-            case .pass: break
-            }
+            _ = step.start(reply)
             return
         }
     }
@@ -183,12 +179,9 @@ public final class RequestPipeline: Sendable {
         let step = UpstreamLayer.forward(
             request, replacing: false, recording: configuration.mode.records ? session : nil, bodyStream: body,
             in: self)
-        switch step {
-        case .now(let answer): completion(answer)
-        case .later(let start): start(completion)
-        case .pass:
-            completion(
-                MissLayer.miss(Exchange(request: request, fromLoopback: true, mode: configuration.mode), in: self))
+        if !step.start(completion) {
+            let exchange = Exchange(request: request, fromLoopback: true, mode: configuration.mode, cassette: session)
+            completion(MissLayer.miss(exchange, in: self))
         }
     }
 

@@ -200,13 +200,9 @@ package final class SessionRegistry: Sendable {
         if let recovery = try CassetteSession.recover(path, matching: request.matching) {
             logger.notice("\(recovery.summary)")
         }
-        let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
-        if mode.records { try CassetteFile.checkWritable(path) }
-        let logger = self.logger
-        let session = CassetteSession(
-            path: path, cassette: cassette, redactor: redactor, matching: request.matching,
-            repeatPolicy: repeatPolicy,
-            onSaveError: { error in logger.error("cannot save the cassette: \(error)") })
+        let session = try CassetteSession.opened(
+            at: path, mode: mode, redactor: redactor, matching: request.matching, repeatPolicy: repeatPolicy,
+            logger: logger)
         if mode.records { try session.startAutosave() }
         return TestSession(
             id: Self.newID(), name: request.cassette, mode: mode, strict: request.strict, cassette: session,

@@ -95,7 +95,7 @@ struct ProxyRunner {
             _ = await server.shutdown()
             throw ExitStatus.failure(error)
         }
-        if !isLoopback(configuration.host) {
+        if !ListeningAddress.isLoopbackHost(configuration.host) {
             logger.warning(
                 "listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")
         }
@@ -146,13 +146,6 @@ struct ProxyRunner {
         } catch {
             throw ExitStatus.failure(error, context: source)
         }
-    }
-
-    /// Loopback by the one rule the server uses for its clients (`ListeningAddress.isLoopbackName`).
-    private func isLoopback(_ host: String) -> Bool {
-        var host = host.lowercased()
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return ListeningAddress.isLoopbackName(host)
     }
 }
 

@@ -15,6 +15,17 @@ enum LayerStep: Sendable {
     case later(@Sendable (_ reply: @escaping @Sendable (Answer) -> Void) -> Void)
     /// Not this layer's: the next one is asked.
     case pass
+
+    /// Delivers the answer to `reply`: at once for `.now`, once its work is done for `.later`. False for
+    /// `.pass`, which has none.
+    func start(_ reply: @escaping @Sendable (Answer) -> Void) -> Bool {
+        switch self {
+        case .now(let answer): reply(answer)
+        case .later(let start): start(reply)
+        case .pass: return false
+        }
+        return true
+    }
 }
 
 /// A request on its way through the layers, with what earlier layers decided about it.

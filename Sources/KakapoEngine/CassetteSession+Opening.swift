@@ -1,0 +1,18 @@
+import KakapoCassette
+import Logging
+
+extension CassetteSession {
+    /// The cassette at `path` opened for a run in `mode` (resolved, not `once`): read (it must exist when
+    /// the mode only replays), checked writable when the mode records, its save errors logged. The one
+    /// way the server and cassette sessions open a cassette.
+    static func opened(
+        at path: String, mode: ProxyMode, redactor: Redactor, matching: MatchOptions,
+        repeatPolicy: InteractionIndex.RepeatPolicy, logger: Logger
+    ) throws(CassetteError) -> CassetteSession {
+        let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
+        if mode.records { try CassetteFile.checkWritable(path) }
+        return CassetteSession(
+            path: path, cassette: cassette, redactor: redactor, matching: matching, repeatPolicy: repeatPolicy,
+            onSaveError: { error in logger.error("cannot save the cassette: \(error)") })
+    }
+}
