@@ -36,7 +36,8 @@ enum ComparableBody: Sendable {
             self = .multipart(parts)
             return
         }
-        if JSONParser.looksLikeContainer(body), var json = try? JSONParser.parse(body) {
+        if JSONParser.looksLikeContainer(body), let parsed = try? JSONParser.parse(body) {
+            var json = JSONRPCMessage.forMatching(parsed)
             for pointer in matching.ignoredBodyFields + redactor.jsonPointers {
                 json = json.replacing(pointer, with: nil)
             }

@@ -12,6 +12,9 @@ public struct Interaction: Hashable, Sendable {
     /// For a streamed answer (server-sent events), its pieces with their timing; `response.body` is
     /// then their bytes joined. Nil for an ordinary answer.
     public var chunks: [ResponseChunk]?
+    /// The upstream broke the stream off after `chunks` (`--record-broken-streams`): it is replayed as the
+    /// same break, the connection closed after the last chunk.
+    public var brokenOff = false
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,

@@ -39,6 +39,9 @@ public struct Answer: Sendable {
     /// The position in the server's cassette of the recording this answer replays as it is (the same
     /// bytes every time), so a transport may keep its wire form; nil for every other answer.
     package var replay: Int?
+    /// A recorded stream that the upstream broke off when recorded: its transport breaks it off the same way
+    /// after the last chunk, instead of ending it.
+    public var breaksOff = false
 
     public init(_ outcome: Outcome, source: ResponseSource) {
         self.outcome = outcome

@@ -56,6 +56,12 @@ public struct ProxyConfiguration: Sendable {
     public var forwardProxy: ForwardProxyConfiguration?
     /// How recorded event streams are replayed: with their recorded gaps, or back to back.
     public var streamTiming: StreamTiming = .recorded
+    /// Records a stream the upstream broke off, with the break, to be replayed as the same break
+    /// (`--record-broken-streams`); without it such a stream is not recorded.
+    public var recordsBrokenStreams = false
+    /// Requests that the modes that record forward live without recording them or answering them from the
+    /// cassette (`--record-only`, `--passthrough`).
+    public var recordFilter = RecordFilter()
     /// Set to enable cassette sessions (`--cassette-dir`): `POST /__kakapo/sessions` opens a session on a
     /// cassette whose path is relative to this directory, and requests that name it are answered from it.
     public var sessionDirectory: String?

@@ -127,7 +127,7 @@ public final class RequestPipeline: Sendable {
             case .response(_, _, .live(let live)):
                 body = StreamedBody(live: live)
             case .response(_, _, .recorded(let chunks)) where request.method != .head:
-                body = StreamedBody(recorded: chunks, timed: configuration.streamTiming == .recorded)
+                body = StreamedBody(recorded: chunks, timing: configuration.streamTiming, breaksOff: answer.breaksOff)
             default:
                 break
             }

@@ -28,8 +28,11 @@ public final class StreamedBody: Sendable {
     /// The body of `live` as it arrives.
     package init(live: LiveResponse) { source = .live(live) }
 
-    /// Recorded chunks, each at its offset from the start of delivery when `timed`.
-    package init(recorded chunks: [ResponseChunk], timed: Bool) { source = .recorded(chunks, timed: timed) }
+    /// Recorded chunks, each at its offset from the start of delivery as `timing` says; `breaksOff`: the
+    /// stream breaks off after the last chunk instead of ending.
+    package init(recorded chunks: [ResponseChunk], timing: StreamTiming, breaksOff: Bool = false) {
+        source = .recorded(chunks, timed: timing == .recorded)
+    }
 
     /// Whether the body is a live upstream stream (else a recorded one, whose whole body the answer has).
     public var isLive: Bool {

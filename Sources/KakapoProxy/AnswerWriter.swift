@@ -22,9 +22,9 @@ final class AnswerWriter {
     /// A streamed answer's head has gone out and its end has not: nothing else can be said until it has.
     var streaming = false
 
-    init(replies: PreparedReplies, timedStreams: Bool) {
+    init(replies: PreparedReplies, streamTiming: StreamTiming) {
         self.replies = replies
-        self.timedStreams = timedStreams
+        self.timedStreams = streamTiming == .recorded
     }
 
     /// Writes `answer` to `request`, then closes the connection unless `keepAlive`; `done` runs on the

@@ -42,7 +42,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.session = session
         self.reader = RequestReader(settings: settings, timeouts: timeouts, origin: origin)
         self.writer = AnswerWriter(
-            replies: settings.replies, timedStreams: settings.pipeline.configuration.streamTiming == .recorded)
+            replies: settings.replies, streamTiming: settings.pipeline.configuration.streamTiming)
         self.errors = ErrorWriter(tracker: settings.tracker)
     }
 

@@ -81,12 +81,6 @@ struct CommonOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "How recorded server-sent events are replayed: recorded (each after its recorded gap) or none (back to back).",
-            valueName: "recorded|none"))
-    var streamTiming: StreamTiming = .recorded
-
-    @Option(
-        help: ArgumentHelp(
             "Enable cassette sessions (POST /__kakapo/sessions): each test opens one on its own cassette, named relative to this folder.",
             valueName: "dir"))
     var cassetteDir: String?
@@ -96,6 +90,8 @@ struct CommonOptions: ParsableArguments {
             "Seconds a session may go unused before it ends by itself and is saved.", valueName: "seconds"))
     var sessionTimeout: Double = 600
 
+    @OptionGroup var streams: StreamOptions
+    @OptionGroup var recordFilters: RecordFilterOptions
     @OptionGroup var redaction: RedactionOptions
     @OptionGroup var https: ForwardProxyOptions
 
@@ -212,7 +208,8 @@ struct CommonOptions: ParsableArguments {
             maximumRequestBodyBytes: maxBodySize, maximumHeaderBytes: maxHeaderSize, idleTimeout: idleTimeout,
             requestReadTimeout: requestReadTimeout, adminToken: resolvedAdminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
-        configuration.streamTiming = streamTiming
+        streams.apply(to: &configuration)
+        recordFilters.apply(to: &configuration)
         configuration.maximumBufferedBodyBytes = maxBufferedBodies
         configuration.sessionDirectory = cassetteDir
         configuration.sessionTimeout = sessionTimeout
@@ -236,59 +233,6 @@ extension CommonOptions {
 func checkSeconds(_ value: Double, flag: String, upTo limit: Double) throws {
     guard value > 0, value <= limit else {
         throw ValidationError("\(flag) must be more than 0 and at most \(Int(limit)) seconds, not \(value)")
-    }
-}
-
-extension StreamTiming: ExpressibleByArgument {}
-
-/// Options of the commands that talk to an upstream.
-struct UpstreamOptions: ParsableArguments {
-    @Option(help: "Seconds allowed to connect to the upstream.")
-    var connectTimeout: Double = 10
-
-    @Option(help: "Seconds allowed for a whole upstream exchange.")
-    var timeout: Double = 60
-
-    @Flag(help: "Do not verify the upstream's TLS certificate.")
-    var insecure = false
-
-    @Option(
-        help:
-            "How many connections to the upstream may carry requests at once (more wait their turn; a transfer whose client does not read or send does not count, up to four times this many)."
-    )
-    var upstreamConcurrency: Int = 32
-
-    @Option(
-        help: ArgumentHelp(
-            "A PEM file of CA certificates to trust for upstream TLS besides the system's (private APIs, test servers).",
-            valueName: "file"))
-    var upstreamCA: String?
-
-    /// The longest `--connect-timeout`: an hour, in seconds.
-    static let largestConnectTimeout = 3_600.0
-
-    func validate() throws {
-        if let upstreamCA, !FileManager.default.isReadableFile(atPath: upstreamCA) {
-            throw ValidationError("--upstream-ca: cannot read \(upstreamCA)")
-        }
-        try checkSeconds(connectTimeout, flag: "--connect-timeout", upTo: UpstreamOptions.largestConnectTimeout)
-        try checkSeconds(timeout, flag: "--timeout", upTo: CommonOptions.largestTimeout)
-        guard (1...1024).contains(upstreamConcurrency) else {
-            throw ValidationError("--upstream-concurrency must be from 1 to 1024, not \(upstreamConcurrency)")
-        }
-    }
-
-    /// The upstream configuration for `--upstream url`; nil URL (a forward proxy without one) gives a
-    /// client that only forwards requests naming their host.
-    func configuration(for url: String?) throws -> UpstreamConfiguration {
-        if let url, UpstreamURL(url) == nil {
-            throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
-        }
-        var configuration = UpstreamConfiguration(
-            baseURL: url ?? "", connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
-            maximumConcurrentRequests: upstreamConcurrency)
-        configuration.additionalCAFile = upstreamCA
-        return configuration
     }
 }
 

@@ -38,18 +38,18 @@ struct StreamedBodyTests {
 
     @Test("chunks come in order even when offsets repeat, with their gaps when timed and at once otherwise")
     func orderAndTiming() async {
-        let timed = await Self.collect(StreamedBody(recorded: Self.chunks, timed: true))
+        let timed = await Self.collect(StreamedBody(recorded: Self.chunks, timing: .recorded))
         #expect(timed.map(\.event) == Self.chunks.map { String(decoding: $0.bytes, as: UTF8.self) } + ["end"])
         // The last ten chunks are recorded at 400 ms.
         #expect((timed.dropLast().last?.ms ?? 0) >= 390, "\(timed.map(\.ms))")
-        let immediate = await Self.collect(StreamedBody(recorded: Self.chunks, timed: false))
+        let immediate = await Self.collect(StreamedBody(recorded: Self.chunks, timing: .none))
         #expect(immediate.map(\.event) == timed.map(\.event))
         #expect((immediate.last?.ms ?? 1000) < 300, "\(immediate.map(\.ms))")
     }
 
     @Test("a cancelled body delivers nothing more")
     func cancellation() async throws {
-        let body = StreamedBody(recorded: Self.chunks, timed: true)
+        let body = StreamedBody(recorded: Self.chunks, timing: .recorded)
         let delivered = Mutex(0)
         body.deliver { _ in
             // Given up from the third piece on (the first ten are all at 0 ms).

@@ -16,7 +16,7 @@ struct TrustStreamBoundsTests {
                 ResponseChunk(offsetMilliseconds: 0, bytes: Array("first".utf8)),
                 ResponseChunk(offsetMilliseconds: 1e300, bytes: Array("never".utf8)),
                 ResponseChunk(offsetMilliseconds: -.infinity, bytes: Array("late".utf8)),
-            ], timed: true)
+            ], timing: .recorded)
         let received = Mutex<[String]>([])
         body.deliver { event in
             if case .data(let bytes) = event { received.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) } }

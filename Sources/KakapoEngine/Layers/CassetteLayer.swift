@@ -25,6 +25,8 @@ enum CassetteLayer: PipelineLayer {
                 status: response.status, headers: response.headers,
                 body: hit.interaction.chunks.map { .recorded($0) } ?? .bytes(response.body)),
             source: .cassette)
+        answer.breaksOff = hit.interaction.brokenOff
+        answer = JSONRPCReplay.answer(answer, to: exchange.request)
         // Only the server's own cassette: a session's positions are its own, and sessions come and go.
         if exchange.testSession == nil { answer.replay = hit.position }
         return .now(answer)

@@ -1,0 +1,4 @@
+/// Which requests the modes that record keep out of the cassette (`--record-only`, `--passthrough`).
+public struct RecordFilter: Sendable {
+    public init() {}
+}
