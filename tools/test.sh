@@ -33,6 +33,10 @@ trap 'tools/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "
 KAKAPO_TEST_POSTGRES_URL=$(tools/postgres.sh start "$pgdir")
 export KAKAPO_TEST_POSTGRES_URL KAKAPO_TEST_POSTGRES_DIR="$pgdir"
 
+# tinyproxy, the corporate proxy of the upstream-proxy tests (they start their own instances; under
+# CI=true they fail when it is missing).
+tools/tinyproxy.sh install >/dev/null
+
 swift test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then exit "$status"; fi

@@ -6,12 +6,14 @@ import KakapoHTTP
 /// into the response. The handle is reused for later transfers.
 final class CurlHandle {
     let handle: UnsafeMutableRawPointer
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var sinkPointer: Unmanaged<ResponseSink>?
     private var uploadPointer: Unmanaged<UploadSource>?
     /// Where the transfer in progress goes.
     private(set) var url = ""
+    /// The upstream proxy the transfer in progress goes through; nil: direct.
+    private(set) var proxy: UpstreamProxy?
     /// The transfer in progress: its response so far.
     private(set) var sink: ResponseSink?
     /// Which transfer the handle carries (a loop numbers them).
@@ -54,17 +56,21 @@ final class CurlHandle {
     /// `UpstreamStreamEvent`); their bodies are kept for the completion only with `keepsStreamedBody`.
     /// `resumer` continues the transfer after a listener paused it.
     func start(
-        _ request: HTTP.Request, url: String, configuration: UpstreamConfiguration, caBundle: [UInt8]?,
+        _ request: HTTP.Request, url: String, proxy: UpstreamProxy?, configuration: UpstreamConfiguration,
+        caBundle: [UInt8]?,
         keepsStreamedBody: Bool, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?,
         bodyStream: RequestBodyStream? = nil, resumer: TransferResumer
     ) {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
         self.url = url
+        self.proxy = proxy
         let sink = ResponseSink(
             configuration: configuration, bodyExpected: request.method.rawValue != "HEAD",
             keepsStreamedBody: keepsStreamedBody, resumer: resumer)
         sink.onStream = onStream
+        sink.proxied = proxy != nil
+        sink.awaitingTunnel = proxy != nil && url.lowercased().hasPrefix("https:")
         self.sink = sink
         let sinkPointer = Unmanaged.passRetained(sink)
         self.sinkPointer = sinkPointer
@@ -90,10 +96,7 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, CurlHandle.bufferSize)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, configuration.insecure ? 0 : 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, configuration.insecure ? 0 : 2)
-        if configuration.ignoresProxyEnvironment {
-            // An empty proxy turns libcurl's reading of http_proxy and friends off.
-            _ = kakapo_curl_setopt_string(handle, CURLOPT_PROXY, "")
-        }
+        setProxy(proxy, configuration: configuration, caBundle: caBundle)
         if let caBundle {
             _ = caBundle.withUnsafeBytes { bytes in
                 kakapo_curl_setopt_blob(
@@ -144,11 +147,14 @@ final class CurlHandle {
         guard let sink else {
             return .failure(UpstreamError(code: .other, message: "no transfer was started"))
         }
+        var status = 0
+        _ = kakapo_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if let proxy, let refusal = proxyFailure(code, status: status, proxy: proxy, sink: sink) {
+            return .failure(refusal)
+        }
         guard code == CURLE_OK else {
             return .failure(error(for: code, sink: sink, url: url))
         }
-        var status = 0
-        _ = kakapo_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(HTTP.Response(status: status, headers: sink.responseHeaders(), body: sink.body))
     }
 
@@ -179,9 +185,14 @@ final class CurlHandle {
         return lines
     }
 
-    private func error(for code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError {
+    /// What libcurl said about a failed transfer: its error buffer, else the code's text.
+    func reason(for code: CURLcode) -> String {
         let detail = String(cString: errorBuffer)
-        let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+    }
+
+    private func error(for code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError {
+        let reason = reason(for: code)
         switch code {
         case CURLE_WRITE_ERROR where sink.invalidField != nil:
             return UpstreamError(
@@ -255,6 +266,14 @@ final class ResponseSink {
     private var keeping = true
     /// The status of the response being read, from its status line.
     private var status = 0
+    /// The last status line read (`HTTP/1.1 407 Proxy Authentication Required`, a proxy's answer to
+    /// `CONNECT` among them), up to 200 bytes.
+    private(set) var statusLine = ""
+    /// The transfer goes through an upstream proxy: a 407 is the proxy's refusal, never streamed.
+    var proxied = false
+    /// The transfer is tunnelled through an upstream proxy and the proxy has not yet answered its
+    /// `CONNECT` with a 2xx: the header sections until then are the proxy's, never streamed.
+    var awaitingTunnel = false
     private let started = ContinuousClock.now
     private var lastActivity = ContinuousClock.now
     private let allowed: Duration
@@ -293,6 +312,7 @@ final class ResponseSink {
                 }
             }
             status = code
+            statusLine = String(decoding: line.prefix(200), as: UTF8.self)
             return true
         }
         guard let colon = line.firstIndex(of: 0x3A) else { return true }
@@ -349,7 +369,11 @@ final class ResponseSink {
     /// The blank line after a header section: a final answer that streams is reported now. Event streams
     /// always stream; other bodies when their length is unknown or above the threshold.
     func headersEnded() {
-        guard let onStream, !streaming, status >= 200 else { return }
+        if awaitingTunnel {
+            if (200..<300).contains(status) { awaitingTunnel = false }
+            return
+        }
+        guard let onStream, !streaming, status >= 200, !(proxied && status == 407) else { return }
         let headers = responseHeaders()
         if !headers.announcesEventStream {
             guard bodyExpected, status != 204, status != 304 else { return }

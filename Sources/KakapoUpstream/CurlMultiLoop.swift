@@ -19,6 +19,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     struct Job {
         let request: HTTP.Request
         let url: String
+        /// The upstream proxy it goes through; nil: direct.
+        let proxy: UpstreamProxy?
         /// Whether a streamed answer's body is kept for the completion.
         let keepsStreamedBody: Bool
         /// Told about a streamed answer as it arrives; nil buffers every answer.
@@ -292,7 +294,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let (address, current) = (UInt(bitPattern: easy), serial)
         let resumer = TransferResumer { [self] in resume(address: address, serial: current) }
         handle.start(
-            job.request, url: job.url, configuration: configuration, caBundle: caBundle,
+            job.request, url: job.url, proxy: job.proxy, configuration: configuration, caBundle: caBundle,
             keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream, bodyStream: job.bodyStream,
             resumer: resumer)
         handle.completion = job.completion

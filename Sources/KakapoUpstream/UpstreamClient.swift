@@ -12,6 +12,11 @@ public final class UpstreamClient: Sendable {
     /// The base URL requests without an origin go to; nil for a client that only forwards requests
     /// naming their origin.
     public let url: UpstreamURL?
+    /// The upstream proxies in force: `configuration.proxies`, or those the environment named when the
+    /// client was made.
+    public let proxies: UpstreamProxies
+    /// The proxy requests to the base URL go through (worked out once).
+    private let baseProxy: UpstreamProxy?
     /// One transfer loop per core; requests are spread over them in turn.
     private let loops: [CurlMultiLoop]
     private let next = Atomic<Int>(0)
@@ -31,6 +36,12 @@ public final class UpstreamClient: Sendable {
             self.url = url
         }
         self.configuration = configuration
+        var proxies = configuration.proxies ?? .direct
+        if configuration.proxies == nil && !configuration.ignoresProxyEnvironment {
+            proxies = try UpstreamProxies.fromEnvironment(ProcessInfo.processInfo.environment)
+        }
+        self.proxies = proxies
+        self.baseProxy = url.flatMap { proxies.proxy(for: $0.description) }
         let caBundle = try CABundle.load(configuration)
         let count = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
         let connections = max(1, configuration.maximumConcurrentRequests / count)
@@ -77,10 +88,13 @@ public final class UpstreamClient: Sendable {
         completion: @escaping @Sendable (Result<HTTP.Response, UpstreamError>) -> Void
     ) {
         let target: String
+        let proxy: UpstreamProxy?
         if let origin = prepared.origin {
             target = origin + prepared.target
+            proxy = proxies.proxy(for: origin)
         } else if let url {
             target = url.url(for: prepared.target)
+            proxy = baseProxy
         } else {
             completion(
                 .failure(
@@ -94,7 +108,7 @@ public final class UpstreamClient: Sendable {
         let index = next.add(1, ordering: .relaxed).oldValue % loops.count
         loops[index].submit(
             .init(
-                request: prepared, url: target, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
+                request: prepared, url: target, proxy: proxy, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
                 bodyStream: bodyStream, completion: completion))
     }
 

@@ -22,8 +22,12 @@ public struct UpstreamConfiguration: Sendable {
     /// A PEM file of CA certificates trusted for upstream TLS besides the system's (`--upstream-ca`): for
     /// private APIs and test servers.
     public var additionalCAFile: String?
-    /// Ignores `http_proxy`, `https_proxy` and `all_proxy`, which libcurl otherwise follows. A forward
-    /// proxy sets it: its clients' environment usually points at the proxy itself.
+    /// The upstream proxies (`--upstream-proxy`, `--no-proxy`, or the environment as the CLI read it); nil
+    /// reads `http_proxy`, `https_proxy` and `no_proxy` when the client is made, unless
+    /// `ignoresProxyEnvironment`. libcurl never reads the environment itself.
+    public var proxies: UpstreamProxies?
+    /// With `proxies` nil, goes direct instead of reading the proxy variables of the environment. A forward
+    /// proxy embedded without the CLI sets it: its clients' environment usually points at the proxy itself.
     public var ignoresProxyEnvironment: Bool = false
 
     /// `baseURL` empty makes a client that only forwards requests naming their origin (a forward proxy).

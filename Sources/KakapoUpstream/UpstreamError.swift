@@ -37,6 +37,10 @@ extension ErrorCode {
     public static let responseTooLarge = ErrorCode(name: "response-too-large")
     /// The upstream answered something that is not HTTP.
     public static let protocolError = ErrorCode(name: "protocol-error")
+    /// The upstream proxy refused to forward (407 Proxy Authentication Required, 403, a refused `CONNECT`).
+    public static let upstreamProxyRefused = ErrorCode(name: "upstream-proxy-refused")
+    /// The upstream proxy cannot be reached (connection refused, unknown name, failed TLS to it).
+    public static let upstreamProxyUnreachable = ErrorCode(name: "upstream-proxy-unreachable")
     /// An upstream failure of no other kind (the client is shut down, libcurl could not start a transfer).
     public static let other = ErrorCode(name: "upstream-error")
 }

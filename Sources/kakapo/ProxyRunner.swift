@@ -28,6 +28,7 @@ struct ProxyRunner {
         }
         let logger = Logger(label: "kakapo")
         var configuration = configuration
+        reportUpstreamProxies(&configuration, logger: logger)
         let authority: CertificateAuthority?
         var tls = ServerTLS()
         do {
@@ -36,6 +37,7 @@ struct ProxyRunner {
             // be https (its TLS context costs about 10 ms of start-up).
             if let upstream = configuration.upstream,
                 upstream.baseURL.lowercased().hasPrefix("https:") || configuration.forwardProxy != nil
+                    || upstream.proxies?.https?.scheme == "https" || upstream.proxies?.http?.scheme == "https"
             {
                 tls.upstream = try UpstreamTLSClient(upstream)
             }
@@ -122,6 +124,25 @@ struct ProxyRunner {
         if strict && !summary.stale.isEmpty {
             standardError("kakapo: strict mode: \(summary.stale.count) stale recording(s) replayed")
             throw ExitCode(ExitStatus.strictMisses)
+        }
+    }
+
+    /// Logs the upstream proxies in force and where they came from. A forward proxy drops, with a warning,
+    /// a proxy at its own listening address: its clients' `HTTPS_PROXY`, which would send its requests
+    /// back to itself.
+    private func reportUpstreamProxies(_ configuration: inout ProxyConfiguration, logger: Logger) {
+        guard var proxies = configuration.upstream?.proxies else { return }
+        if https.proxy {
+            let listening = ListeningAddress(
+                configuredHost: configuration.host, localIP: nil,
+                port: configuration.port == 0 ? nil : configuration.port)
+            let (kept, warnings) = proxies.droppingSelf { listening.isSelf(host: $0, port: $1) }
+            for warning in warnings { logger.warning("\(warning)") }
+            proxies = kept
+            configuration.upstream?.proxies = kept
+        }
+        for line in UpstreamOptions.proxyReport(proxies, environment: ProcessInfo.processInfo.environment) {
+            logger.info("\(line)")
         }
     }
 

@@ -25,6 +25,21 @@ struct UpstreamOptions: ParsableArguments {
             valueName: "file"))
     var upstreamCA: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Reach upstreams through this HTTP proxy: http(s)://[user:password@]host:port (the credentials are never logged or recorded). Default: HTTPS_PROXY / HTTP_PROXY from the environment.",
+            valueName: "url"))
+    var upstreamProxy: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Hosts that bypass the upstream proxy, comma-separated: names (with their subdomains), .example.com, IP addresses, CIDR ranges (10.0.0.0/8, fd00::/8), * for all. Default: NO_PROXY from the environment.",
+            valueName: "list"))
+    var noProxy: String?
+
+    @Flag(help: "Ignore HTTPS_PROXY, HTTP_PROXY and NO_PROXY in the environment: reach upstreams directly.")
+    var ignoreEnvProxy = false
+
     /// The longest `--connect-timeout`: an hour, in seconds.
     static let largestConnectTimeout = 3_600.0
 
@@ -37,6 +52,46 @@ struct UpstreamOptions: ParsableArguments {
         guard (1...1024).contains(upstreamConcurrency) else {
             throw ValidationError("--upstream-concurrency must be from 1 to 1024, not \(upstreamConcurrency)")
         }
+        if ignoreEnvProxy && upstreamProxy != nil {
+            throw ValidationError("--upstream-proxy already overrides the environment: leave out --ignore-env-proxy")
+        }
+        do {
+            _ = try proxies(environment: [:])
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// The upstream proxies: `--upstream-proxy` (with `--no-proxy`) when given; else, unless
+    /// `--ignore-env-proxy`, those `environment` names (`--no-proxy` replacing its `NO_PROXY`).
+    func proxies(environment: [String: String]) throws(UpstreamError) -> UpstreamProxies {
+        let bypass = try noProxy.map { list throws(UpstreamError) in try NoProxyList(parsing: list) }
+        if let upstreamProxy {
+            let proxy = try UpstreamProxy(parsing: upstreamProxy)
+            return UpstreamProxies(proxy: proxy, noProxy: bypass ?? NoProxyList())
+        }
+        if ignoreEnvProxy { return .direct }
+        var proxies = try UpstreamProxies.fromEnvironment(environment)
+        if let bypass {
+            proxies.noProxy = bypass
+            proxies.noProxySource = "--no-proxy"
+        }
+        return proxies
+    }
+
+    /// What the start-up log says about upstream proxies: the proxy of each scheme and where it came from,
+    /// or which variables of the environment are not used.
+    static func proxyReport(_ proxies: UpstreamProxies, environment: [String: String]) -> [String] {
+        let set = UpstreamProxies.variablesSet(in: environment)
+        let fromFlag = proxies.httpSource == "--upstream-proxy" && !proxies.isDirect
+        var lines = proxies.summary
+        if proxies.isDirect && !set.isEmpty {
+            lines.append(
+                "not using \(set.joined(separator: ", ")) from the environment: upstreams are reached directly")
+        } else if fromFlag && !set.isEmpty {
+            lines.append("--upstream-proxy overrides \(set.joined(separator: ", ")) from the environment")
+        }
+        return lines
     }
 
     /// The upstream configuration for `--upstream url`; nil URL (a forward proxy without one) gives a
@@ -49,6 +104,11 @@ struct UpstreamOptions: ParsableArguments {
             baseURL: url ?? "", connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
             maximumConcurrentRequests: upstreamConcurrency)
         configuration.additionalCAFile = upstreamCA
+        do {
+            configuration.proxies = try proxies(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
         return configuration
     }
 }

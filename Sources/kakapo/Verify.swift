@@ -58,6 +58,11 @@ struct Verify: AsyncParsableCommand {
     func run() async throws {
         var recorded = try loadOrExit(cassette)
         let upstreamConfiguration = try upstreamOptions.configuration(for: upstream)
+        if let proxies = upstreamConfiguration.proxies {
+            for line in UpstreamOptions.proxyReport(proxies, environment: ProcessInfo.processInfo.environment) {
+                standardError("kakapo: \(line)")
+            }
+        }
         let client: UpstreamClient
         do {
             client = try UpstreamClient(configuration: upstreamConfiguration)
