@@ -63,6 +63,11 @@ public struct ProxySummary: Sendable {
             }
             lines.append("replayed \(replayed), missed \(missed)")
         }
+        let passed = counts[.passthrough, default: 0]
+        if passed > 0 {
+            lines.append(
+                "\(passed) request\(passed == 1 ? "" : "s") passed through unrecorded (--record-only/--passthrough)")
+        }
         if !redacted.isEmpty {
             let parts = redacted.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
             lines.append("redacted: " + parts.joined(separator: ", "))

@@ -8,9 +8,9 @@ import KakapoUpstream
 import Logging
 import Synchronization
 
-/// The chain of design section 2: admin, routes, store resources, the cassette, the upstream, and
-/// finally a miss. Each request stops at the first layer that answers. Callable from any thread; the
-/// upstream answers on a libcurl worker thread, never on the caller's.
+/// The chain of design section 2: admin, routes, store resources, the record filter, the cassette, the
+/// upstream, and finally a miss. Each request stops at the first layer that answers. Callable from any
+/// thread; the upstream answers on a libcurl worker thread, never on the caller's.
 public final class RequestPipeline: Sendable {
     /// The configuration as the engine resolved it (`once` decided).
     public let configuration: ProxyConfiguration
@@ -64,8 +64,8 @@ public final class RequestPipeline: Sendable {
 
     /// The layers every request walks, in order; it stops at the first that answers (design section 2).
     static let layers: [any PipelineLayer.Type] = [
-        AdminLayer.self, SessionLayer.self, RouteLayer.self, StubLayer.self, ResourceLayer.self, CassetteLayer.self,
-        UpstreamLayer.self, MissLayer.self,
+        AdminLayer.self, SessionLayer.self, RouteLayer.self, StubLayer.self, ResourceLayer.self,
+        RecordFilterLayer.self, CassetteLayer.self, UpstreamLayer.self, MissLayer.self,
     ]
 
     /// Answers `request`. `completion` runs exactly once, on this thread for answers that need no I/O,
@@ -176,9 +176,12 @@ public final class RequestPipeline: Sendable {
     package func forward(
         _ request: HTTP.Request, streaming body: RequestBodyStream, completion: @escaping @Sendable (Answer) -> Void
     ) {
-        let step = UpstreamLayer.forward(
-            request, replacing: false, recording: configuration.mode.records ? session : nil, bodyStream: body,
-            in: self)
+        // A request the record filter keeps out is not recorded, and its answer says so.
+        let keptOut = RecordFilterLayer.keepsOut(request, mode: configuration.mode, in: self)
+        var step = UpstreamLayer.forward(
+            request, replacing: false, recording: configuration.mode.records && !keptOut ? session : nil,
+            bodyStream: body, in: self)
+        if keptOut { step = RecordFilterLayer.passedThrough(step) }
         if !step.start(completion) {
             let exchange = Exchange(request: request, fromLoopback: true, mode: configuration.mode, cassette: session)
             completion(MissLayer.miss(exchange, in: self))

@@ -7,6 +7,9 @@ public enum ResponseSource: String, Sendable, CaseIterable {
     /// A `HEAD` answered from a `GET` recording: its status and headers, no body.
     case cassetteHead = "cassette-head"
     case upstream
+    /// Forwarded and answered live, unrecorded, in a mode that records: a record filter
+    /// (`--record-only`, `--passthrough`) keeps the request out of the cassette.
+    case passthrough
     case miss
     /// The upstream failed (502 or 504) or the request was refused (413 and the like).
     case error
@@ -22,8 +25,9 @@ extension ResponseSource {
         case .cassette: 3
         case .cassetteHead: 4
         case .upstream: 5
-        case .miss: 6
-        case .error: 7
+        case .passthrough: 6
+        case .miss: 7
+        case .error: 8
         }
     }
 }

@@ -1,0 +1,31 @@
+import KakapoHTTP
+
+/// Record filters (`--record-only`, `--passthrough`), in the modes that record, after routes and the Store
+/// and before the cassette: a request the filter keeps out is forwarded and answered live (source
+/// `passthrough`), never recorded and never answered from the cassette. Every other request passes on.
+enum RecordFilterLayer: PipelineLayer {
+    static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
+        guard keepsOut(exchange.request, mode: exchange.mode, in: pipeline) else { return .pass }
+        return passedThrough(UpstreamLayer.forward(exchange.request, replacing: false, recording: nil, in: pipeline))
+    }
+
+    /// Whether the record filter keeps `request`, answered in `mode`, out of the cassette. One branch when
+    /// no pattern is given.
+    static func keepsOut(_ request: HTTP.Request, mode: ProxyMode, in pipeline: RequestPipeline) -> Bool {
+        let filter = pipeline.configuration.recordFilter
+        guard !filter.isEmpty, mode.records, let upstream = pipeline.upstream else { return false }
+        return filter.passesThrough(request, upstream: upstream.url)
+    }
+
+    /// `step` (an upstream forward) with its upstream answers marked `passthrough`; failures stay errors.
+    static func passedThrough(_ step: LayerStep) -> LayerStep {
+        guard case .later(let start) = step else { return step }
+        return .later { reply in
+            start { answer in
+                var answer = answer
+                if answer.source == .upstream { answer.source = .passthrough }
+                reply(answer)
+            }
+        }
+    }
+}

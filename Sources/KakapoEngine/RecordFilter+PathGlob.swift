@@ -1,0 +1,98 @@
+import KakapoHTTP
+
+extension RecordFilter.Pattern {
+    /// The path part of a pattern: segments to match as written, `*` for exactly one segment and `**` for
+    /// any number of them. Kept as the runs between `**`s, so matching needs no backtracking: the first run
+    /// must start the path, the last one end it, and each run between goes at its first place after the one
+    /// before (taking the first place never loses a match another place would find).
+    struct PathGlob: Hashable {
+        enum Segment: Hashable {
+            /// This segment, escapes in the spelling matching uses.
+            case literal(String)
+            /// Any one segment.
+            case one
+        }
+
+        /// The segments before the first `**` (all of them when there is none).
+        let head: [Segment]
+        /// The runs between two `**`s, in order.
+        let middle: [[Segment]]
+        /// The segments after the last `**`; nil when there is no `**`.
+        let tail: [Segment]?
+
+        /// Parses `path` (it starts with `/`).
+        init(_ path: Substring, failure: (String) -> RecordFilter.PatternError) throws(RecordFilter.PatternError) {
+            let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count <= RecordFilter.Pattern.segmentLimit else {
+                throw failure(
+                    "a path may have at most \(RecordFilter.Pattern.segmentLimit) segments, not \(parts.count)")
+            }
+            var runs: [[Segment]] = [[]]
+            for part in parts {
+                switch part {
+                case "**":
+                    // `**/**` is one `**`.
+                    if !(runs.count > 1 && runs[runs.count - 1].isEmpty) { runs.append([]) }
+                case "*":
+                    runs[runs.count - 1].append(.one)
+                default:
+                    guard !part.contains("*") else {
+                        throw failure(
+                            "\"\(part)\": * stands for a whole segment (/users/*/posts) and ** for any number of them (/v1/**); neither may stand inside a segment"
+                        )
+                    }
+                    runs[runs.count - 1].append(.literal(String(part).percentEncodingNormalized()))
+                }
+            }
+            head = runs[0]
+            if runs.count == 1 {
+                middle = []
+                tail = nil
+            } else {
+                middle = Array(runs[1..<(runs.count - 1)])
+                tail = runs[runs.count - 1]
+            }
+        }
+
+        /// A request path's segments, with its escapes in the spelling matching uses (the query left out
+        /// by the caller).
+        static func segments(of path: String) -> [Substring] {
+            let normalized = path.percentEncodingNormalized()
+            let relative = normalized.hasPrefix("/") ? normalized.dropFirst() : normalized[...]
+            return relative.split(separator: "/", omittingEmptySubsequences: false)
+        }
+
+        /// Whether a path of these segments matches.
+        func matches(_ path: [Substring]) -> Bool {
+            guard let tail else { return path.count == head.count && Self.run(head, matches: path[...]) }
+            guard path.count >= head.count + tail.count, Self.run(head, matches: path.prefix(head.count)),
+                Self.run(tail, matches: path.suffix(tail.count))
+            else { return false }
+            var start = head.count
+            let end = path.count - tail.count
+            for run in middle {
+                guard let found = Self.first(run, in: path, from: start, to: end) else { return false }
+                start = found + run.count
+            }
+            return true
+        }
+
+        /// Where `run` first matches within `path[from..<to]`, or nil.
+        private static func first(_ run: [Segment], in path: [Substring], from: Int, to end: Int) -> Int? {
+            var start = from
+            while start + run.count <= end {
+                if Self.run(run, matches: path[start..<(start + run.count)]) { return start }
+                start += 1
+            }
+            return nil
+        }
+
+        /// Whether `segments` (as many as `run` has) match `run`, one by one.
+        private static func run(_ run: [Segment], matches segments: ArraySlice<Substring>) -> Bool {
+            for (segment, part) in zip(run, segments) {
+                if case .literal(let literal) = segment, part != literal { return false }
+            }
+            return true
+        }
+    }
+}

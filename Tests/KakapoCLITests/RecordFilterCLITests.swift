@@ -1,0 +1,126 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// `--record-only` and `--passthrough` through the built binary, with curl and real upstreams.
+@Suite("Command line: record filters")
+struct RecordFilterCLITests {
+    /// curl's status, body and `X-Kakapo-Source` for `arguments`.
+    static func curl(_ arguments: [String]) async throws -> (status: Int32, body: String, source: String?) {
+        let headers = try Fixtures.temporaryDirectory() + "/headers.txt"
+        let result = try await KakapoProcess.run(
+            ["-sS", "--max-time", "20", "-D", headers] + arguments, executable: "/usr/bin/curl")
+        let headerText = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+        let source = headerText.split(separator: "\r\n").last { $0.lowercased().hasPrefix("x-kakapo-source:") }
+            .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces) }
+        return (result.status, result.output + result.error, source)
+    }
+
+    /// The request URLs recorded in the cassette at `path`, in order.
+    static func recordedURLs(_ path: String) throws -> [String] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let cassette = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let interactions = try #require(cassette["interactions"] as? [[String: Any]])
+        return interactions.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+    }
+
+    @Test("forward mode: only the --record-only host is recorded; the other is answered live as passthrough")
+    func forwardRecordOnly() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/two-hosts.json"
+        let kept = try await CLITests.upstream()
+        let other = try await CLITests.upstream()
+        let recorder = try KakapoProcess([
+            "record", "--proxy", "--ca-dir", directory + "/ca", "--cassette", cassette, "--port", "0",
+            "--record-only", "127.0.0.1:\(kept.port)/**",
+        ])
+        let proxy = "http://127.0.0.1:\(try await recorder.waitUntilListening())"
+        let recorded = try await Self.curl(["-x", proxy, "http://127.0.0.1:\(kept.port)/kept"])
+        #expect(recorded.body == #"{"path":"/kept"}"#)
+        #expect(recorded.source == "upstream")
+        for _ in 0..<2 {
+            let passed = try await Self.curl(["-x", proxy, "http://127.0.0.1:\(other.port)/other"])
+            #expect(passed.body == #"{"path":"/other"}"#)
+            #expect(passed.source == "passthrough")
+        }
+        // Answered live both times: the upstream saw each call.
+        #expect(other.received.count == 2)
+        let journal = try await Self.curl([proxy + "/__kakapo/requests"])
+        #expect(journal.body.contains(#""passthrough": 2"#), "\(journal.body)")
+        #expect(journal.body.contains(#""source": "passthrough""#))
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        #expect(recorder.standardError.contains("recorded 1 interaction to"), "\(recorder.standardError)")
+        #expect(recorder.standardError.contains("2 requests passed through unrecorded (--record-only/--passthrough)"))
+        #expect(try Self.recordedURLs(cassette) == ["http://127.0.0.1:\(kept.port)/kept"])
+        await kept.stop()
+        await other.stop()
+    }
+
+    @Test("reverse mode: --passthrough /health/** is forwarded every time, never recorded nor replayed in mode new")
+    func reversePassthrough() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/health.json"
+        let upstream = try await CLITests.upstream()
+        // A cassette that already holds /health and /users/1.
+        let first = try KakapoProcess([
+            "record", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let firstPort = try await first.waitUntilListening()
+        for path in ["/health", "/users/1"] {
+            #expect(try await Self.curl(["http://127.0.0.1:\(firstPort)\(path)"]).source == "upstream")
+        }
+        first.send(SIGINT)
+        #expect(try await first.waitForExit() == 0)
+        #expect(upstream.received.count == 2)
+
+        let recorder = try KakapoProcess([
+            "record", "--mode", "new", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+            "--passthrough", "127.0.0.1/health/**",
+        ])
+        let port = try await recorder.waitUntilListening()
+        for _ in 0..<3 {
+            let health = try await Self.curl(["http://127.0.0.1:\(port)/health"])
+            #expect(health.source == "passthrough")
+            #expect(health.body == #"{"path":"/health"}"#)
+        }
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/health/deep"]).source == "passthrough")
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/users/1"]).source == "cassette")
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/users/2"]).source == "upstream")
+        // Three /health and one /health/deep forwarded live, /users/2 recorded; /users/1 replayed.
+        #expect(
+            upstream.received.map(\.path).suffix(5) == ["/health", "/health", "/health", "/health/deep", "/users/2"])
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        #expect(recorder.standardError.contains("4 requests passed through unrecorded"), "\(recorder.standardError)")
+        #expect(recorder.standardError.contains("recorded 1 interaction to"))
+        #expect(try Self.recordedURLs(cassette) == ["/health", "/users/1", "/users/2"])
+
+        // Replay ignores the filter: /health comes from the cassette.
+        let replay = try KakapoProcess([
+            "replay", "--cassette", cassette, "--port", "0", "--passthrough", "/health/**",
+        ])
+        let replayPort = try await replay.waitUntilListening()
+        #expect(try await Self.curl(["http://127.0.0.1:\(replayPort)/health"]).source == "cassette")
+        replay.send(SIGINT)
+        #expect(try await replay.waitForExit() == 0)
+        #expect(!replay.standardError.contains("passed through"))
+        await upstream.stop()
+    }
+
+    @Test(
+        "a pattern that is not one is a usage error naming the flag and the pattern",
+        arguments: [
+            ("--record-only", "api.example.com?x=1"), ("--passthrough", "api.*.com"),
+            ("--passthrough", "h.test/v*/users"), ("--record-only", "h.test:99999"),
+        ])
+    func badPattern(_ flag: String, _ pattern: String) async throws {
+        let result = try await KakapoProcess.run([
+            "record", "--upstream", "http://127.0.0.1:9", "--cassette", "/tmp/never.json", "--port", "0", flag,
+            pattern,
+        ])
+        #expect(result.status == 2)
+        #expect(result.error.contains("\(flag) \"\(pattern)\""), "\(result.error)")
+    }
+}
