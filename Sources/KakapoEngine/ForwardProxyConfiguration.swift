@@ -8,10 +8,16 @@ public struct ForwardProxyConfiguration: Sendable {
     public var intercept: [String]
     /// Seconds allowed to connect a blind tunnel to its host.
     public var tunnelConnectTimeout: Double
+    /// The credentials clients must give (`--proxy-auth`): absolute-form requests, `CONNECT`s and WebSocket
+    /// upgrades in absolute form without them get 407. Requests inside a decrypted tunnel were authorised by
+    /// its `CONNECT`; origin-form requests (the admin API, and requests for `--upstream`) are not proxy
+    /// requests and keep their own rules. Nil: no credentials asked.
+    public var credentials: ProxyCredentials?
 
-    public init(intercept: [String] = [], tunnelConnectTimeout: Double = 10) {
+    public init(intercept: [String] = [], tunnelConnectTimeout: Double = 10, credentials: ProxyCredentials? = nil) {
         self.intercept = intercept
         self.tunnelConnectTimeout = tunnelConnectTimeout
+        self.credentials = credentials
     }
 
     /// Whether a tunnel to `host` is decrypted (when the server can decrypt: `ServerTLS.interception`).

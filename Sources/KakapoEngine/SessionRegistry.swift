@@ -26,6 +26,9 @@ package final class SessionRegistry: Sendable {
     let repeatPolicy: InteractionIndex.RepeatPolicy
     /// Whether the server can forward (modes other than `none` need it).
     let hasUpstream: Bool
+    /// The user name of the forward proxy's credentials (`ForwardProxyConfiguration.credentials`), when it
+    /// has some: a session is then named as `USER+ID` with the password, not as the user name `ID` alone.
+    let proxyUser: String?
     let logger: Logger
     private let state = Mutex(State())
     /// The port the server listens on, once it does (for the proxy URL a new session answers).
@@ -47,7 +50,8 @@ package final class SessionRegistry: Sendable {
 
     init(
         directory: String, timeout: Duration, defaultMode: ProxyMode, defaultMatching: MatchOptions,
-        redactor: Redactor, repeatPolicy: InteractionIndex.RepeatPolicy, hasUpstream: Bool, logger: Logger
+        redactor: Redactor, repeatPolicy: InteractionIndex.RepeatPolicy, hasUpstream: Bool, proxyUser: String? = nil,
+        logger: Logger
     ) throws(ProxyError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -63,6 +67,7 @@ package final class SessionRegistry: Sendable {
         self.redactor = redactor
         self.repeatPolicy = repeatPolicy
         self.hasUpstream = hasUpstream
+        self.proxyUser = proxyUser
         self.logger = logger
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         self.sweepInterval = min(max(seconds / 4, 0.05), 5)
@@ -99,6 +104,8 @@ package final class SessionRegistry: Sendable {
 
     /// Finds the session `request` names (`X-Kakapo-Session`, or the user name of `Proxy-Authorization:
     /// Basic` credentials) and removes what named it, so it reaches neither the upstream nor the cassette.
+    /// With the forward proxy's own credentials, the server has already checked them, taken them out and
+    /// turned a session they named (`USER+ID`) into `X-Kakapo-Session`.
     func select(_ request: inout HTTP.Request) -> Selection {
         guard let id = Self.sessionID(in: request.headers) else { return .none }
         request.headers.remove(name: "X-Kakapo-Session")
@@ -185,11 +192,23 @@ package final class SessionRegistry: Sendable {
         var response = HTTP.Response.json(
             [
                 "id": .string(session.id), "cassette": .string(request.cassette), "mode": .string(mode.rawValue),
-                "proxy": .string("http://\(session.id):@127.0.0.1:\(port.withLock { $0 } ?? 0)"),
+                "proxy": .string(proxyURL(for: session.id)),
                 "header": ["X-Kakapo-Session": .string(session.id)],
             ], status: 201)
         response.headers.add(name: "Location", value: "/__kakapo/sessions/" + session.id)
         return response
+    }
+
+    /// The proxy URL that names session `id`: `http://ID:@127.0.0.1:PORT`, or with the forward proxy's
+    /// credentials `http://USER+ID@127.0.0.1:PORT`, where the client puts `:PASSWORD` after the user name
+    /// (no answer ever holds the password).
+    func proxyURL(for id: String) -> String {
+        let port = port.withLock { $0 } ?? 0
+        guard let proxyUser else { return "http://\(id):@127.0.0.1:\(port)" }
+        var allowed = CharacterSet.urlUserAllowed
+        allowed.remove(charactersIn: ":@")
+        let user = proxyUser.addingPercentEncoding(withAllowedCharacters: allowed) ?? proxyUser
+        return "http://\(user)+\(id)@127.0.0.1:\(port)"
     }
 
     private func makeSession(_ request: SessionRequest, path: String, mode: ProxyMode, store: StoreResources?)

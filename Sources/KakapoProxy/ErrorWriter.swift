@@ -34,10 +34,12 @@ struct ErrorWriter {
 
     /// Writes the error as bytes below the HTTP encoder, which leaves out the body of any answer to a
     /// `CONNECT`.
-    func writeBelowEncoder(_ message: String, status: HTTPResponseStatus, channel: any Channel) {
+    func writeBelowEncoder(
+        _ message: String, status: HTTPResponseStatus, headers extra: [(String, String)] = [], channel: any Channel
+    ) {
         let body = ErrorBody.error(message)
         var bytes = ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
-        for (name, value) in Self.headers(bodyBytes: body.count, extra: []) {
+        for (name, value) in Self.headers(bodyBytes: body.count, extra: extra) {
             bytes.writeString("\(name): \(value)\r\n")
         }
         bytes.writeString("\r\n")
@@ -45,6 +47,9 @@ struct ErrorWriter {
         tracker.begin()
         channel.writeBelowHTTPEncoderAndClose(bytes) { [tracker] in tracker.end() }
     }
+
+    /// The extra field of a 407 (a request without the forward proxy's credentials).
+    static let proxyChallenge = [("Proxy-Authenticate", ProxyCredentials.challenge)]
 
     /// The one header set of Kakapo's own errors.
     private static func headers(bodyBytes: Int, extra: [(String, String)]) -> HTTPHeaders {

@@ -53,8 +53,14 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         case .request(let head, let body, let reservation, let stream)?:
             respond(to: head, body: body, reservation: reservation, streaming: stream, context: context)
-        case .connect(let head)?:
+        case .connect(var head)?:
             tunnelling = true
+            if let unauthorised = RequestAddressing.authorize(&head, origin: origin, settings: settings) {
+                errors.writeBelowEncoder(
+                    unauthorised, status: .proxyAuthenticationRequired, headers: ErrorWriter.proxyChallenge,
+                    channel: context.channel)
+                return
+            }
             ConnectTunnel(settings: settings, timeouts: timeouts, errors: errors).open(
                 head, origin: origin, context: context)
         case .refused(let head, let message, let status, let headers)?:

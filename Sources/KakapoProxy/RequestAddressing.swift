@@ -7,7 +7,8 @@ import NIOHTTP1
 /// decrypted `CONNECT` tunnel, the origin of an absolute-form target when Kakapo is a forward proxy, or
 /// none (the upstream's). Refuses what must not be forwarded: a target that is neither a path nor an
 /// absolute `http://` URL, a request addressed to Kakapo's own listening address, and a path whose
-/// dot-segments climb out of the upstream's path prefix.
+/// dot-segments climb out of the upstream's path prefix. Checks a forward proxy's credentials first
+/// (`authorize`).
 enum RequestAddressing {
     /// A request to answer, or why not.
     enum Outcome {
@@ -53,5 +54,39 @@ enum RequestAddressing {
                 status: .badRequest)
         }
         return .request(request)
+    }
+
+    /// Why the request `head`, read on a connection whose requests go to `origin` (nil outside a tunnel),
+    /// is refused for want of the forward proxy's credentials (`ForwardProxyConfiguration.credentials`),
+    /// or nil. Proxy requests (an absolute-form target, a `CONNECT`, outside a tunnel) need them; requests
+    /// inside a decrypted tunnel were authorised by its `CONNECT`, and origin-form ones are not proxy
+    /// requests. With credentials configured, every request loses its `Proxy-Authorization` here, so it
+    /// reaches neither the pipeline, the upstream, the cassette nor a log; valid ones naming a session
+    /// (`USER+SESSION`) become `X-Kakapo-Session` when sessions are on (not for a WebSocket, which no
+    /// session records, nor over a session header the request has already).
+    static func authorize(_ head: inout HTTPRequestHead, origin: String?, settings: HTTPConnectionSettings)
+        -> String?
+    {
+        guard let credentials = settings.forward?.credentials else { return nil }
+        let values = head.headers["proxy-authorization"]
+        let isProxyRequest = origin == nil && !head.uri.hasPrefix("/")
+        if values.isEmpty && !isProxyRequest { return nil }
+        head.headers.remove(name: "proxy-authorization")
+        guard case .accepted(let session) = credentials.verdict(values) else {
+            guard isProxyRequest else { return nil }
+            let pipeline = settings.pipeline
+            pipeline.logger.info(
+                "refused \(head.method) \(pipeline.loggable(head.uri)): \(values.isEmpty ? "no" : "wrong") proxy credentials (--proxy-auth)"
+            )
+            return values.isEmpty
+                ? "this proxy needs credentials: Proxy-Authorization: Basic base64(USER:PASSWORD)"
+                : "the proxy credentials are not valid"
+        }
+        if let session, settings.pipeline.sessions != nil, !head.headers.contains(name: "x-kakapo-session"),
+            !WebSocketTunnel.isUpgrade(head)
+        {
+            head.headers.add(name: "X-Kakapo-Session", value: session)
+        }
+        return nil
     }
 }

@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Turns the HTTP parts of one connection into whole requests, within the limits: the per-request body
-/// limit (413), the body budget all connections share (503), one `Host` (400). Answers
+/// limit (413), the body budget all connections share (503), one `Host` (400), the forward proxy's
+/// credentials (407, `RequestAddressing.authorize`; a `CONNECT`'s are checked by the handler). Answers
 /// `Expect: 100-continue`, and hands a body that goes upstream as it arrives to a `RequestBodyStream`
 /// instead of buffering it. A plain type the connection's `HTTPServerHandler` calls, so reading a
 /// request costs no extra hop through the channel pipeline.
@@ -76,10 +77,17 @@ struct RequestReader {
     }
 
     private mutating func read(_ head: HTTPRequestHead, context: ChannelHandlerContext) -> Event? {
+        var head = head
+        // Before anything else, so a client without the proxy's credentials gets no 100-continue and no
+        // body of it is buffered or streamed.
+        let unauthorised = RequestAddressing.authorize(&head, origin: origin, settings: settings)
         self.head = head
         self.body = nil
         self.rejected = false
         releaseHeldBody()
+        if let unauthorised {
+            return refuse(head, unauthorised, status: .proxyAuthenticationRequired, headers: ErrorWriter.proxyChallenge)
+        }
         if let problem = Self.hostProblem(head) {
             return refuse(head, problem, status: .badRequest)
         }

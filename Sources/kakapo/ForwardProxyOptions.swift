@@ -20,6 +20,18 @@ struct ForwardProxyOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "With --proxy, require these credentials (Proxy-Authorization: Basic) on proxy requests and CONNECTs; the password at least 8 characters. Other users can see it in `ps`: prefer --proxy-auth-file or the KAKAPO_PROXY_AUTH environment variable.",
+            valueName: "user:password"))
+    var proxyAuth: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Read the proxy credentials (see --proxy-auth) from the first line of this file, trimmed.",
+            valueName: "file"))
+    var proxyAuthFile: String?
+
+    @Option(
+        help: ArgumentHelp(
             "The folder of Kakapo's CA, created on first use (default ~/.kakapo/ca).", valueName: "dir"))
     var caDir: String?
 
@@ -37,6 +49,7 @@ struct ForwardProxyOptions: ParsableArguments {
         if !intercept.isEmpty && !proxy {
             throw ValidationError("--intercept only applies to the forward proxy: add --proxy")
         }
+        _ = try proxyCredentials()
         for host in intercept where host.isEmpty || host.contains("/") || host.contains(":") || host.contains(" ") {
             throw ValidationError(
                 "--intercept takes a host name such as api.example.com or *.example.com, not \"\(host)\"")
@@ -70,7 +83,8 @@ struct ForwardProxyOptions: ParsableArguments {
     {
         let authority = proxy || tls ? try self.authority() : nil
         if proxy, let authority {
-            configuration.forwardProxy = ForwardProxyConfiguration(intercept: intercept)
+            configuration.forwardProxy = ForwardProxyConfiguration(
+                intercept: intercept, credentials: resolvedProxyCredentials)
             server.interception = InterceptionCertificates(authority: authority)
         }
         if let tlsCert, let tlsKey {
@@ -79,5 +93,59 @@ struct ForwardProxyOptions: ParsableArguments {
             server.listener = try ListenerCertificate(authority: authority)
         }
         return authority
+    }
+}
+
+extension ForwardProxyOptions {
+    /// The credentials of `--proxy-auth`, `--proxy-auth-file` (its first line, trimmed) or, when neither is
+    /// given, the `KAKAPO_PROXY_AUTH` environment variable (read only with `--proxy`: it concerns the
+    /// forward proxy alone); nil when none is set. Messages name the source, never the password.
+    func proxyCredentials(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> ProxyCredentials?
+    {
+        let text: String
+        let source: String
+        switch (proxyAuth, proxyAuthFile) {
+        case (_?, _?):
+            throw ValidationError("--proxy-auth and --proxy-auth-file cannot be given together; choose one")
+        case (let value?, nil):
+            (text, source) = (value, "--proxy-auth")
+        case (nil, let file?):
+            (text, source) = (try Self.firstLine(of: file, flag: "--proxy-auth-file"), "--proxy-auth-file")
+        case (nil, nil):
+            guard proxy, let value = environment["KAKAPO_PROXY_AUTH"], !value.isEmpty else { return nil }
+            (text, source) = (value, "KAKAPO_PROXY_AUTH")
+        }
+        guard proxy else { throw ValidationError("\(source) only applies to the forward proxy: add --proxy") }
+        do {
+            return try ProxyCredentials(text)
+        } catch {
+            throw ValidationError("\(source) \(error.message)")
+        }
+    }
+
+    /// The first line of the file at `path`, trimmed, read from at most its first 4 KiB (a secret is short;
+    /// a device or a huge file must not hang start-up).
+    static func firstLine(of path: String, flag: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path),
+            let data = try? handle.read(upToCount: 4096)
+        else {
+            throw ValidationError("\(flag): cannot read \(path)")
+        }
+        try? handle.close()
+        let line = String(decoding: data, as: UTF8.self).split(
+            separator: "\n", maxSplits: 1, omittingEmptySubsequences: false
+        ).first.map(String.init)
+        return line?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    /// The credentials `validate()` accepted. Should the file become unreadable in between, the proxy stays
+    /// locked behind random credentials rather than open.
+    fileprivate var resolvedProxyCredentials: ProxyCredentials? {
+        do {
+            return try proxyCredentials()
+        } catch {
+            return try? ProxyCredentials("kakapo:" + UUID().uuidString)
+        }
     }
 }
