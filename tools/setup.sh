@@ -19,7 +19,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'impo
     fi
     mkdir -p "$(dirname "$venv")"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx
+    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx 'mcp>=2.3,<3'
     "$venv/bin/pip" install -q --disable-pip-version-check -e "$(dirname "$0")/../clients/python"
     echo "$want" >"$stamp"
 fi

@@ -17,7 +17,8 @@
 /// - Pagination tokens are not secrets: `page_token`, `nextPageToken`, `NextToken`,
 ///   `continuation_token`, `syncToken`.
 ///
-/// CORS headers (`Access-Control-Allow-Credentials`) and, in JSON, ids (`sessionId`, `api_key_id`) are not
+/// CORS headers (`Access-Control-Allow-Credentials`), MCP's `Mcp-Session-Id` (a routing id the server hands
+/// out and a replayed client must get back) and, in JSON, ids (`sessionId`, `api_key_id`) are not
 /// credentials either. `auth` is a word of its own, so `author` is not a credential; `tokens` is a count (`max_tokens`), not
 /// a token. The exact name `code` is the OAuth authorization code in query strings and form bodies only
 /// (in JSON it is an error code).
@@ -39,6 +40,9 @@ enum CredentialNames {
         if words.count > 1 && describingWords.contains(last) { return false }
         // CORS headers name credentials without holding any (`Access-Control-Allow-Credentials: true`).
         if place == .header && words.starts(with: ["access", "control"]) { return false }
+        // A session id a protocol hands out for routing, which the client sends back (MCP's `Mcp-Session-Id`,
+        // which the MCP specification forbids servers to use for authentication): a replay needs the recorded one.
+        if place == .header && routingHeaders.contains(words) { return false }
         // In JSON an id names a resource more often than it grants access (`sessionId`, `api_key_id`), and
         // a client sends it back in the next URL: kept, so a replayed flow still finds its way.
         if place == .json && (last == "id" || last == "ids" || last == "sessionid") { return false }
@@ -113,6 +117,9 @@ enum CredentialNames {
         "api", "auth", "access", "secret", "private", "client", "signing", "encryption", "master", "license",
         "subscription", "consumer", "app", "application", "developer", "account", "service", "session",
     ]
+
+    /// Headers that name a session for routing, not for access, in words.
+    private static let routingHeaders: Set<[String]> = [["mcp", "session", "id"]]
 
     /// Words before `token` that make it a page marker, not a credential.
     private static let paginationWords: Set<String> = [

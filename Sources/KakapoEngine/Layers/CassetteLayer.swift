@@ -2,7 +2,8 @@ import Foundation
 import KakapoCassette
 
 /// Recorded interactions, in the modes that replay: a hit is answered as recorded (a `HEAD` from a `GET`
-/// recording with its head only); a stale one is re-recorded where the mode records.
+/// recording with its head only; a JSON-RPC answer with the ids of the live request, `JSONRPCReplay`); a
+/// stale one is re-recorded where the mode records.
 enum CassetteLayer: PipelineLayer {
     static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
         guard exchange.mode.replays, let cassette = exchange.cassette, let hit = cassette.play(exchange.request)
@@ -26,7 +27,11 @@ enum CassetteLayer: PipelineLayer {
                 body: hit.interaction.chunks.map { .recorded($0) } ?? .bytes(response.body)),
             source: .cassette)
         answer.breaksOff = hit.interaction.brokenOff
-        answer = JSONRPCReplay.answer(answer, to: exchange.request)
+        if let rewritten = JSONRPCReplay.answer(answer, to: exchange.request, recorded: hit.interaction.request) {
+            // The recorded answer with the live request's JSON-RPC ids: its bytes are this request's alone, so
+            // it has no replay position and the transport prepares it afresh.
+            return .now(rewritten)
+        }
         // Only the server's own cassette: a session's positions are its own, and sessions come and go.
         if exchange.testSession == nil { answer.replay = hit.position }
         return .now(answer)
