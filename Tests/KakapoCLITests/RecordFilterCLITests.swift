@@ -6,17 +6,6 @@ import Testing
 /// `--record-only` and `--passthrough` through the built binary, with curl and real upstreams.
 @Suite("Command line: record filters")
 struct RecordFilterCLITests {
-    /// curl's status, body and `X-Kakapo-Source` for `arguments`.
-    static func curl(_ arguments: [String]) async throws -> (status: Int32, body: String, source: String?) {
-        let headers = try Fixtures.temporaryDirectory() + "/headers.txt"
-        let result = try await KakapoProcess.run(
-            ["-sS", "--max-time", "20", "-D", headers] + arguments, executable: "/usr/bin/curl")
-        let headerText = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
-        let source = headerText.split(separator: "\r\n").last { $0.lowercased().hasPrefix("x-kakapo-source:") }
-            .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces) }
-        return (result.status, result.output + result.error, source)
-    }
-
     /// The request URLs recorded in the cassette at `path`, in order.
     static func recordedURLs(_ path: String) throws -> [String] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -36,17 +25,17 @@ struct RecordFilterCLITests {
             "--record-only", "127.0.0.1:\(kept.port)/**",
         ])
         let proxy = "http://127.0.0.1:\(try await recorder.waitUntilListening())"
-        let recorded = try await Self.curl(["-x", proxy, "http://127.0.0.1:\(kept.port)/kept"])
+        let recorded = try await SessionCLITests.curl(["-x", proxy, "http://127.0.0.1:\(kept.port)/kept"])
         #expect(recorded.body == #"{"path":"/kept"}"#)
         #expect(recorded.source == "upstream")
         for _ in 0..<2 {
-            let passed = try await Self.curl(["-x", proxy, "http://127.0.0.1:\(other.port)/other"])
+            let passed = try await SessionCLITests.curl(["-x", proxy, "http://127.0.0.1:\(other.port)/other"])
             #expect(passed.body == #"{"path":"/other"}"#)
             #expect(passed.source == "passthrough")
         }
         // Answered live both times: the upstream saw each call.
         #expect(other.received.count == 2)
-        let journal = try await Self.curl([proxy + "/__kakapo/requests"])
+        let journal = try await SessionCLITests.curl([proxy + "/__kakapo/requests"])
         #expect(journal.body.contains(#""passthrough": 2"#), "\(journal.body)")
         #expect(journal.body.contains(#""source": "passthrough""#))
         recorder.send(SIGINT)
@@ -69,7 +58,7 @@ struct RecordFilterCLITests {
         ])
         let firstPort = try await first.waitUntilListening()
         for path in ["/health", "/users/1"] {
-            #expect(try await Self.curl(["http://127.0.0.1:\(firstPort)\(path)"]).source == "upstream")
+            #expect(try await SessionCLITests.curl(["http://127.0.0.1:\(firstPort)\(path)"]).source == "upstream")
         }
         first.send(SIGINT)
         #expect(try await first.waitForExit() == 0)
@@ -81,13 +70,13 @@ struct RecordFilterCLITests {
         ])
         let port = try await recorder.waitUntilListening()
         for _ in 0..<3 {
-            let health = try await Self.curl(["http://127.0.0.1:\(port)/health"])
+            let health = try await SessionCLITests.curl(["http://127.0.0.1:\(port)/health"])
             #expect(health.source == "passthrough")
             #expect(health.body == #"{"path":"/health"}"#)
         }
-        #expect(try await Self.curl(["http://127.0.0.1:\(port)/health/deep"]).source == "passthrough")
-        #expect(try await Self.curl(["http://127.0.0.1:\(port)/users/1"]).source == "cassette")
-        #expect(try await Self.curl(["http://127.0.0.1:\(port)/users/2"]).source == "upstream")
+        #expect(try await SessionCLITests.curl(["http://127.0.0.1:\(port)/health/deep"]).source == "passthrough")
+        #expect(try await SessionCLITests.curl(["http://127.0.0.1:\(port)/users/1"]).source == "cassette")
+        #expect(try await SessionCLITests.curl(["http://127.0.0.1:\(port)/users/2"]).source == "upstream")
         // Three /health and one /health/deep forwarded live, /users/2 recorded; /users/1 replayed.
         #expect(
             upstream.received.map(\.path).suffix(5) == ["/health", "/health", "/health", "/health/deep", "/users/2"])
@@ -102,7 +91,7 @@ struct RecordFilterCLITests {
             "replay", "--cassette", cassette, "--port", "0", "--passthrough", "/health/**",
         ])
         let replayPort = try await replay.waitUntilListening()
-        #expect(try await Self.curl(["http://127.0.0.1:\(replayPort)/health"]).source == "cassette")
+        #expect(try await SessionCLITests.curl(["http://127.0.0.1:\(replayPort)/health"]).source == "cassette")
         replay.send(SIGINT)
         #expect(try await replay.waitForExit() == 0)
         #expect(!replay.standardError.contains("passed through"))

@@ -1,9 +1,12 @@
+import Foundation
 import Kakapo
+import KakapoTestSupport
 import KakapoUpstream
 import Testing
 
-/// Record filter patterns (`--record-only`, `--passthrough`): what they match, and what they refuse.
-@Suite("Record filter patterns")
+/// Record filters (`--record-only`, `--passthrough`): what their patterns match and refuse, and a session
+/// that records honouring them.
+@Suite("Record filters")
 struct RecordFilterTests {
     /// Whether `pattern` (as `--passthrough`) matches a forward-proxy request to `url`.
     static func matches(_ pattern: String, _ url: String) throws -> Bool {
@@ -101,5 +104,33 @@ struct RecordFilterTests {
         let started = ContinuousClock.now
         #expect(!filter.passesThrough(request, upstream: nil))
         #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test("a session whose mode records forwards filtered requests live and leaves them out of its cassette")
+    func session() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await SessionTests.upstream()
+        var configuration = ProxyConfiguration(mode: .new, upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.sessionDirectory = directory
+        configuration.recordFilter = try RecordFilter(passthrough: ["/health"])
+        let proxy = try await ProxyHarness.start(configuration)
+        let id = try await SessionTests.open(proxy.port, #"{"cassette": "filtered.json", "mode": "new"}"#)
+        for path in ["/health", "/health", "/users/1"] {
+            let answer = try await SessionTests.curl([
+                "-H", "X-Kakapo-Session: \(id)", "http://127.0.0.1:\(proxy.port)\(path)",
+            ])
+            #expect(answer.body == "GET \(path)")
+            #expect(answer.headers["x-kakapo-source"] == (path == "/health" ? "passthrough" : "upstream"))
+        }
+        #expect(upstream.received.map(\.path) == ["/health", "/health", "/users/1"])
+        let ended = try await SessionTests.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(ended.json["recorded"] as? Int == 1)
+        let file = try String(contentsOfFile: directory + "/filtered.json", encoding: .utf8)
+        #expect(file.contains("/users/1"))
+        #expect(!file.contains("/health"))
+        let summary = await proxy.stop()
+        #expect(summary.counts[.passthrough] == 2)
+        #expect(summary.text.contains("2 requests passed through unrecorded (--record-only/--passthrough)"))
+        await upstream.stop()
     }
 }
