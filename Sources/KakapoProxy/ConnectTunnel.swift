@@ -5,7 +5,7 @@ import NIOHTTP1
 
 /// Answers `CONNECT host:port`: a decrypted tunnel for intercepted hosts (TLS terminated with a
 /// certificate from Kakapo's CA, then new HTTP handlers whose requests are addressed to that host), a
-/// blind one for the rest; 400 for a target that is not `host:port`, 403 for Kakapo's own address, 404
+/// blind one for the rest (through the upstream proxy, when one applies to the host); 400 for a target that is not `host:port`, 403 for Kakapo's own address, 404
 /// for an unknown cassette session, 405 when Kakapo is not a forward proxy, 502 for a host it cannot
 /// reach. Errors are written below the HTTP encoder, which leaves out the body of any answer to a
 /// `CONNECT`.
@@ -88,7 +88,12 @@ struct ConnectTunnel {
     ) {
         let logger = settings.pipeline.logger
         let tunnel = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        TunnelHandler.connect(to: host, port: port, timeout: timeout, on: channel.eventLoop).whenComplete { result in
+        // Through the upstream proxy that requests to this host take (CONNECT to port 80 is http's).
+        let proxy = settings.pipeline.upstream?.proxies.proxy(scheme: port == 80 ? "http" : "https", host: host)
+        let via = proxy.map { " through the upstream proxy \($0)" } ?? ""
+        TunnelHandler.connect(
+            to: host, port: port, timeout: timeout, through: proxy, tls: settings.tls.upstream, on: channel.eventLoop
+        ).whenComplete { result in
             switch result {
             case .success(let upstream) where listening.isSelf(upstream.remoteAddress):
                 // A name that resolved to this machine: known only once connected.
@@ -99,13 +104,13 @@ struct ConnectTunnel {
                     try TunnelHandler.splice(channel, with: upstream) {
                         channel.writeAndFlush(Self.established, promise: nil)
                     }
-                    logger.debug("CONNECT \(host):\(port): blind tunnel")
+                    logger.debug("CONNECT \(host):\(port): blind tunnel\(via)")
                 } catch {
                     channel.close(promise: nil)
                     upstream.close(promise: nil)
                 }
             case .failure(let error):
-                logger.info("CONNECT \(host):\(port): cannot reach it: \(error)")
+                logger.info("CONNECT \(host):\(port): cannot reach it\(via): \(error)")
                 tunnel.value.errors.writeBelowEncoder(
                     "cannot open a tunnel to \(host):\(port): \(error)", status: .badGateway, channel: channel)
             }

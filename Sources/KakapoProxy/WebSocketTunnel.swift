@@ -4,7 +4,8 @@ import NIOHTTP1
 
 /// A WebSocket upgrade tunnelled to the upstream, unrecorded: the request head goes there as received
 /// (`Host` set to the upstream's), and from then on the upstream's answer (`101 Switching Protocols` or a
-/// refusal) and every frame pass through untouched. An unreachable upstream gets 502.
+/// refusal) and every frame pass through untouched. An unreachable upstream gets 502. With an upstream
+/// proxy for the upstream's host, the connection is a `CONNECT` tunnel through it (for `ws://` too).
 enum WebSocketTunnel {
     /// Whether a request asks to become a WebSocket (`Connection: Upgrade`, `Upgrade: websocket`).
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
@@ -35,9 +36,10 @@ enum WebSocketTunnel {
                 method: head.method.rawValue, version: (head.version.major, head.version.minor),
                 fields: head.headers.map { ($0.name, $0.value) }))
         let host = destination.host
+        let proxy = pipeline.upstream?.proxies.proxy(scheme: destination.secure ? "https" : "http", host: host)
         TunnelHandler.connect(
             to: host, port: destination.port, timeout: pipeline.upstream?.configuration.connectTimeout ?? 10,
-            on: context.eventLoop
+            through: proxy, tls: settings.tls.upstream, on: context.eventLoop
         )
         .flatMap { upstream in
             // To a wss:// upstream, TLS first: a failed handshake is answered 502 like a refused connection.

@@ -191,5 +191,38 @@ extension HTTPSTests {
             await plain.stop()
             try await proxy.stop()
         }
+
+        @Test(
+            "the forward proxy's blind tunnels go through the upstream proxy with its credentials; without them the CONNECT gets 502"
+        )
+        func blindTunnels() async throws {
+            let proxy = try await TinyProxy.start(user: "alice", password: Self.password)
+            let secure = try await HTTPSUpstream.start()
+            let directory = try Fixtures.temporaryDirectory()
+            for (credentials, works) in [(Self.credentials, true), (nil, false)] {
+                let (forward, port) = try await Self.kakapo([
+                    "serve", "--proxy", "--intercept", "only.example", "--ca-dir", directory + "/ca", "--port", "0",
+                    "--upstream-proxy", proxy.url(credentials: credentials), "--verbose",
+                ])
+                let answer = try await Curl.run([
+                    "--proxy", "http://127.0.0.1:\(port)", "--cacert", secure.caCertificate,
+                    "https://127.0.0.1:\(secure.port)/hello/tunnel",
+                ])
+                let log = try await Self.stop(forward)
+                if works {
+                    #expect(answer.body.contains(#""hello":"tunnel""#), "\(answer.error) \(log)")
+                    #expect(log.contains("blind tunnel through the upstream proxy http://***@127.0.0.1:\(proxy.port)"))
+                } else {
+                    #expect(answer.error.contains("CONNECT tunnel failed, response 502"), "\(answer.error)")
+                    #expect(log.contains("refused with 407 Proxy Authentication Required"), "\(log)")
+                }
+                #expect(!log.contains(Self.password) && !log.contains("pw%2D9x"))
+            }
+            #expect(
+                proxy.log.components(separatedBy: "CONNECT 127.0.0.1:\(secure.port) HTTP/1.1").count == 3,
+                "\(proxy.log)")
+            try await secure.stop()
+            try await proxy.stop()
+        }
     }
 }
