@@ -157,6 +157,9 @@ extension HTTPSTests {
             try FileManager.default.createDirectory(atPath: cassettes, withIntermediateDirectories: true)
             let kakapoCA = directory + "/ca/kakapo-ca.pem"
             let secure = try await HTTPSUpstream.start()
+            let plain = try await TestUpstream.start { _ in
+                .response(HTTP.Response(status: 200, contentType: "text/plain", text: "plain"))
+            }
             let process = try KakapoProcess([
                 "serve", "--proxy", "--cassette-dir", cassettes, "--proxy-auth-file", try Self.secretFile(directory),
                 "--ca-dir", directory + "/ca", "--upstream-ca", secure.caCertificate, "--port", "0",
@@ -177,6 +180,11 @@ extension HTTPSTests {
             ])
             #expect(recorded.exit == 0, "\(recorded.error)")
             #expect(recorded.body == #"{"hello":"kea","host":"localhost:\#(secure.port)"}"#)
+            let plainRecorded = try await Self.curl([
+                "--proxy", proxy, "--proxy-user", "\(Self.user)+\(id):\(Self.password)", "\(plain.baseURL)/p",
+            ])
+            #expect(plainRecorded.body == "plain")
+            #expect(plain.received.first?.headers["X-Kakapo-Session"] == nil)
             // Without --proxy-auth the id alone names the session; with it, that is no credential.
             let idAlone = try await Self.curl([
                 "--proxy", "http://\(id):@127.0.0.1:\(port)", "--cacert", kakapoCA, target,
@@ -190,13 +198,15 @@ extension HTTPSTests {
             #expect(unknown.exit != 0)
             #expect(unknown.error.contains("404"), "\(unknown.error)")
             let closed = try await Self.curl(["-X", "DELETE", "\(proxy)/__kakapo/sessions/\(id)"])
-            #expect(closed.body.contains(#""recorded": 1"#), "\(closed.body)")
+            #expect(closed.body.contains(#""recorded": 2"#), "\(closed.body)")
             process.send(SIGINT)
             #expect(try await process.waitForExit() == 0)
             try await secure.stop()
+            await plain.stop()
 
             let saved = try String(contentsOfFile: cassettes + "/tls/hello.json", encoding: .utf8)
             #expect(saved.contains(#""url": "https://localhost:\#(secure.port)/hello/kea""#))
+            #expect(saved.contains(#""url": "http://127.0.0.1:\#(plain.port)/p""#))
             #expect(!saved.contains(Self.password))
             #expect(!saved.contains(id), "the session id is not recorded either")
         }
