@@ -47,6 +47,33 @@ struct RecordFilterCLITests {
         await other.stop()
     }
 
+    @Test("forward mode: a decrypted tunnel is matched on its own origin (scheme, host and path)")
+    func decryptedTunnel() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/tunnel.json"
+        let secure = try await SessionCLITests.httpsUpstream(in: directory)
+        let plain = try await CLITests.upstream()
+        let recorder = try KakapoProcess([
+            "record", "--proxy", "--ca-dir", directory + "/ca", "--upstream-ca", secure.ca, "--cassette", cassette,
+            "--port", "0", "--passthrough", "https://localhost/hello/**",
+        ])
+        let proxy = "http://127.0.0.1:\(try await recorder.waitUntilListening())"
+        let kakapoCA = directory + "/ca/kakapo-ca.pem"
+        let passed = try await SessionCLITests.curl([
+            "-x", proxy, "--cacert", kakapoCA, "https://localhost:\(secure.port)/hello/kea",
+        ])
+        #expect(passed.body == #"{"hello":"kea"}"#)
+        #expect(passed.source == "passthrough")
+        let recorded = try await SessionCLITests.curl(["-x", proxy, "http://localhost:\(plain.port)/hello/kea"])
+        #expect(recorded.source == "upstream")
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        #expect(try Self.recordedURLs(cassette) == ["http://localhost:\(plain.port)/hello/kea"])
+        secure.process.send(SIGTERM)
+        _ = try await secure.process.waitForExit()
+        await plain.stop()
+    }
+
     @Test("reverse mode: --passthrough /health/** is forwarded every time, never recorded nor replayed in mode new")
     func reversePassthrough() async throws {
         let directory = try Fixtures.temporaryDirectory()
