@@ -16,7 +16,7 @@ public struct UpstreamProxies: Sendable, Equatable {
     public var httpSource = "", httpsSource = "", noProxySource = "--no-proxy"
 
     /// No proxy at all.
-    public static let direct = UpstreamProxies(proxy: nil)
+    public static let direct = UpstreamProxies(proxy: nil, source: "")
 
     /// `proxy` for every upstream (nil: none), except the hosts of `noProxy`; `source` names where it came
     /// from.

@@ -10,10 +10,10 @@ package enum UpstreamProxyFailure {
         let printable = String(phrase.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(100))
         let answer = printable.isEmpty ? String(status) : "\(status) \(printable)"
         let hint =
-            status == 407
+            status == 407 || status == 401
             ? (proxy.hasCredentials
-                ? " (are the credentials in --upstream-proxy right?)"
-                : " (it wants credentials: --upstream-proxy http://USER:PASSWORD@host:port)")
+                ? " (are the proxy's credentials right?)"
+                : " (it wants credentials: http://USER:PASSWORD@host:port)")
             : ""
         return UpstreamError(
             code: .upstreamProxyRefused, message: "the upstream proxy \(proxy) refused with \(answer)\(hint)")

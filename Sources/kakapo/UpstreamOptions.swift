@@ -83,7 +83,7 @@ struct UpstreamOptions: ParsableArguments {
     /// or which variables of the environment are not used.
     static func proxyReport(_ proxies: UpstreamProxies, environment: [String: String]) -> [String] {
         let set = UpstreamProxies.variablesSet(in: environment)
-        let fromFlag = proxies.httpSource == "--upstream-proxy" && !proxies.isDirect
+        let fromFlag = proxies.http != nil && proxies.httpSource == "--upstream-proxy"
         var lines = proxies.summary
         if proxies.isDirect && !set.isEmpty {
             lines.append(

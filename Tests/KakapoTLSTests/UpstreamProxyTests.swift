@@ -187,7 +187,7 @@ extension HTTPSTests {
                 environmentLog.contains(
                     "using the upstream proxy http://***@127.0.0.1:\(closed.port) from HTTPS_PROXY for https upstreams")
             )
-            #expect(!environmentLog.contains("hunter2"))
+            #expect(!environmentLog.contains("hunter2") && !environmentLog.contains("overrides"))
             await plain.stop()
             try await proxy.stop()
         }
