@@ -72,7 +72,7 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible {
     }
 
     /// The bytes of `Basic <base64>` credentials; nil for another scheme or more than 1 KiB of base64.
-    private static func basic(_ value: String) -> [UInt8]? {
+    package static func basic(_ value: String) -> [UInt8]? {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic", parts[1].utf8.count <= 1024,
             let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces))

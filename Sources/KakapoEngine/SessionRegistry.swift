@@ -119,10 +119,7 @@ package final class SessionRegistry: Sendable {
         if let header = headers["X-Kakapo-Session"] {
             return String(header.trimmingCharacters(in: .whitespaces).prefix(128))
         }
-        guard let credentials = headers["Proxy-Authorization"] else { return nil }
-        let parts = credentials.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic", parts[1].utf8.count <= 1024,
-            let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
+        guard let credentials = headers["Proxy-Authorization"], let decoded = ProxyCredentials.basic(credentials)
         else { return nil }
         let text = String(decoding: decoded, as: UTF8.self)
         return String(text.prefix { $0 != ":" }.prefix(128))
