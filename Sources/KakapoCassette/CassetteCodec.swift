@@ -83,6 +83,7 @@ package enum CassetteCodec {
                     }
                     return .object(entry)
                 })
+            if interaction.brokenOff { response["brokenOff"] = true }
         } else if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
             response["body"] = body
         }
@@ -217,6 +218,7 @@ package enum CassetteCodec {
             }
             responseBody = chunks?.joinedBytes ?? []
         }
+        let brokenOff = try brokenOff(response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
 
         var recordedAt = ""
         if let value = object["recordedAt"] { recordedAt = try string(value, at: path + [.key("recordedAt")]) }
@@ -235,7 +237,27 @@ package enum CassetteCodec {
                 method: HTTP.Method(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
             response: HTTP.Response(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: recordedAt,
-            durationMilliseconds: duration, chunks: chunks)
+            durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff)
+    }
+
+    /// A response's `"brokenOff"`: true only beside `"chunks"` (a stream recorded broken off); missing is false.
+    static func brokenOff(_ value: JSONValue?, hasChunks: Bool, at path: [JSONPathComponent])
+        throws(CassetteDecodingError) -> Bool
+    {
+        switch value {
+        case nil, .bool(false)?:
+            return false
+        case .bool(true)? where hasChunks:
+            return true
+        case .bool(true)?:
+            throw CassetteDecodingError(
+                path: path + [.key("brokenOff")],
+                message: "\"brokenOff\" belongs to a streamed response (one with \"chunks\"), not one with a \"body\"")
+        case let other?:
+            throw CassetteDecodingError(
+                path: path + [.key("brokenOff")],
+                message: "\"brokenOff\" must be true or false, found \(other.kindDescription)")
+        }
     }
 
     static func headers(_ value: JSONValue?, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> HTTP.Headers

@@ -18,13 +18,14 @@ public struct Interaction: Hashable, Sendable {
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,
-        chunks: [ResponseChunk]? = nil
+        chunks: [ResponseChunk]? = nil, brokenOff: Bool = false
     ) {
         self.request = request
         self.response = response
         self.recordedAt = recordedAt
         self.durationMilliseconds = durationMilliseconds
         self.chunks = chunks
+        self.brokenOff = brokenOff
     }
 }
 

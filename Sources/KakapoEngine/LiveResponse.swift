@@ -48,6 +48,11 @@ public final class LiveResponse: Sendable {
         /// The transfer was held since the last bytes (the client was behind): the gap is not the upstream's.
         var heldSinceLastArrival = false
 
+        /// The events or lines so far, the last one as far as it came.
+        var eventsSoFar: [ResponseChunk] {
+            pending.isEmpty ? events : events + [ResponseChunk(offsetMilliseconds: pendingOffset ?? 0, bytes: pending)]
+        }
+
         /// Notes `bytes`, arrived `offset` ms after the start, for a recording made as `recording` says.
         mutating func record(_ bytes: [UInt8], at offset: Double, as recording: StreamRecording) {
             switch recording {
@@ -137,10 +142,8 @@ public final class LiveResponse: Sendable {
         let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
             state.finished = true
             state.broken = broken
-            if !state.pending.isEmpty {
-                state.events.append(ResponseChunk(offsetMilliseconds: state.pendingOffset ?? 0, bytes: state.pending))
-                state.pending = []
-            }
+            state.events = state.eventsSoFar
+            state.pending = []
             return state.consumer
         }
         consumer?(broken ? .broken : .end)
@@ -188,7 +191,22 @@ public final class LiveResponse: Sendable {
             }
         }
         guard timed.reduce(0, { $0 + $1.bytes.count }) == body.count else { return nil }
-        guard let first = timed.first?.offsetMilliseconds else { return timed }
-        return timed.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
+        return Self.fromFirstByte(timed)
+    }
+
+    /// The timed chunks to record for an answer the upstream broke off: the events or lines that came, the
+    /// last one as far as it came, with offsets from the first byte; nil when there are none, or when the
+    /// answer is recorded whole or in pieces (whose bytes the upstream client keeps, and hands over only for
+    /// an answer that ended).
+    func brokenChunks() -> [ResponseChunk]? {
+        guard recording == .events || recording == .lines else { return nil }
+        let events = state.withLock { $0.eventsSoFar }
+        return events.isEmpty ? nil : Self.fromFirstByte(events)
+    }
+
+    /// `chunks` with their offsets counted from the first one's.
+    private static func fromFirstByte(_ chunks: [ResponseChunk]) -> [ResponseChunk] {
+        guard let first = chunks.first?.offsetMilliseconds else { return chunks }
+        return chunks.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds - first, bytes: $0.bytes) }
     }
 }

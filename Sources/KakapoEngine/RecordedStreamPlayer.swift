@@ -1,23 +1,28 @@
 import KakapoCassette
 
-/// Plays a recorded stream's chunks, in order, each at its recorded offset from the start (or back to
-/// back when not `timed`), through the timer a transport gives it: the one replay of recorded chunks,
-/// shared by the NIO server (its event loop's timer) and Kakapo in process (a Dispatch queue).
+/// Plays a recorded stream's chunks, in order, each at its recorded offset from the start as `timing` says
+/// (scaled by its speed, or back to back), through the timer a transport gives it: the one replay of
+/// recorded chunks, shared by the NIO server (its event loop's timer) and Kakapo in process (a Dispatch
+/// queue). A stream recorded broken off (`breaksOff`) ends with `.broken` instead of `.end`.
 package struct RecordedStreamPlayer: Sendable {
     /// What the player hands on.
     package enum Event: Sendable {
         case data([UInt8])
         case end
+        /// The recording broke off here: the transport breaks the stream off the same way (no final chunk).
+        case broken
         /// `isCancelled` said so: nothing more comes (the transport still ends what it started).
         case cancelled
     }
 
     package let chunks: [ResponseChunk]
-    package let timed: Bool
+    package let timing: StreamTiming
+    package let breaksOff: Bool
 
-    package init(chunks: [ResponseChunk], timed: Bool) {
+    package init(chunks: [ResponseChunk], timing: StreamTiming, breaksOff: Bool = false) {
         self.chunks = chunks
-        self.timed = timed
+        self.timing = timing
+        self.breaksOff = breaksOff
     }
 
     /// Starts playing: `after(nanoseconds, work)` runs `work` that many nanoseconds from now (0: as soon
@@ -30,14 +35,15 @@ package struct RecordedStreamPlayer: Sendable {
     ) {
         let start = ContinuousClock.now
         let chunks = self.chunks
-        let timed = self.timed
+        let timing = self.timing
+        let breaksOff = self.breaksOff
         @Sendable func send(_ index: Int) {
             guard !isCancelled() else {
                 deliver(.cancelled)
                 return
             }
             guard index < chunks.count else {
-                deliver(.end)
+                deliver(breaksOff ? .broken : .end)
                 return
             }
             deliver(.data(chunks[index].bytes))
@@ -45,11 +51,12 @@ package struct RecordedStreamPlayer: Sendable {
         }
         @Sendable func schedule(_ index: Int) {
             // The end comes right after the last chunk.
-            guard timed, index < chunks.count else {
+            guard index < chunks.count, let offset = timing.playbackMilliseconds(chunks[index].offsetMilliseconds)
+            else {
                 after(0) { send(index) }
                 return
             }
-            let due = ReplayDelay.nanoseconds(milliseconds: chunks[index].offsetMilliseconds)
+            let due = ReplayDelay.nanoseconds(milliseconds: offset)
             let elapsed = ReplayDelay.nanoseconds(ContinuousClock.now - start)
             after(max(due - elapsed, 0)) { send(index) }
         }

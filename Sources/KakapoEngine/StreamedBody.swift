@@ -4,7 +4,8 @@ import Synchronization
 
 /// The body of an answer that is still arriving, for callers without a socket (Kakapo in process): the
 /// pieces of a live upstream stream as libcurl delivers them, or a recorded stream's chunks with their
-/// recorded gaps (back to back with `StreamTiming.none`).
+/// recorded gaps scaled as `StreamTiming` says (back to back with `.none`), broken off after the last one
+/// when the recording was.
 ///
 /// Delivery runs on libcurl's and Dispatch's threads, never on Swift's cooperative pool, so a test
 /// suite that keeps the pool busy does not hold a stream back. A live piece counts as delivered once
@@ -19,7 +20,7 @@ public final class StreamedBody: Sendable {
 
     private enum Source: Sendable {
         case live(LiveResponse)
-        case recorded([ResponseChunk], timed: Bool)
+        case recorded(RecordedStreamPlayer)
     }
 
     private let source: Source
@@ -31,7 +32,7 @@ public final class StreamedBody: Sendable {
     /// Recorded chunks, each at its offset from the start of delivery as `timing` says; `breaksOff`: the
     /// stream breaks off after the last chunk instead of ending.
     package init(recorded chunks: [ResponseChunk], timing: StreamTiming, breaksOff: Bool = false) {
-        source = .recorded(chunks, timed: timing == .recorded)
+        source = .recorded(RecordedStreamPlayer(chunks: chunks, timing: timing, breaksOff: breaksOff))
     }
 
     /// Whether the body is a live upstream stream (else a recorded one, whose whole body the answer has).
@@ -53,9 +54,9 @@ public final class StreamedBody: Sendable {
                 case .broken: handler(.broken)
                 }
             }
-        case .recorded(let chunks, let timed):
+        case .recorded(let player):
             let queue = DispatchQueue(label: "kakapo.recorded-stream")
-            RecordedStreamPlayer(chunks: chunks, timed: timed).play(
+            player.play(
                 after: { nanoseconds, work in
                     queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: work)
                 },
@@ -64,6 +65,7 @@ public final class StreamedBody: Sendable {
                     switch event {
                     case .data(let bytes): handler(.data(bytes))
                     case .end: handler(.end)
+                    case .broken: handler(.broken)
                     // Given up by `cancel()`: whoever cancelled wants nothing more.
                     case .cancelled: break
                     }

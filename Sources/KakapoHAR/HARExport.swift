@@ -7,7 +7,8 @@ import KakapoJSON
 /// `Host`; `http` unless the scheme is given), query strings, cookies read from `Cookie` and `Set-Cookie`,
 /// decoded bodies as text (base64 when not UTF-8) with the wire's `Content-Encoding` kept and the
 /// compression noted, timings from the recording. Two fields of Kakapo's own (HAR allows `_` names):
-/// `_chunks` on a streamed response keeps its pieces and their offsets, and `"_encoded": true` on a
+/// `_chunks` on a streamed response keeps its pieces and their offsets (with `"_brokenOff": true` when the
+/// upstream broke the stream off after them), and `"_encoded": true` on a
 /// `content` marks a body kept as the wire's bytes because Kakapo cannot decode its coding (br, zstd).
 public enum HARExport {
     /// The id of the one page an export writes, which every entry's `pageref` names.
@@ -100,6 +101,7 @@ public enum HARExport {
                     object["offsetMs"] = .number(JSONNumber(chunk.offsetMilliseconds))
                     return .object(object)
                 })
+            if interaction.brokenOff { responseObject["_brokenOff"] = true }
         }
         let milliseconds = JSONValue.number(JSONNumber(interaction.durationMilliseconds))
         return [

@@ -5,7 +5,7 @@ import KakapoJSON
 
 /// Reads HAR 1.2 (what browsers' devtools, mitmproxy, Charles, Proxyman and Polly.js write) into a cassette:
 /// entries in order, text and base64 bodies, missing optional fields tolerated, pages and `_`-prefixed
-/// extensions ignored but Kakapo's own `_chunks`, HTTP/2 pseudo-headers dropped. Bodies are made to agree
+/// extensions ignored but Kakapo's own `_chunks` (and `_brokenOff`), HTTP/2 pseudo-headers dropped. Bodies are made to agree
 /// with their `Content-Encoding` as `HARResponseContent` says, and the report tells what that changed.
 public enum HARImport {
     /// The cassette `bytes` (a HAR document read from `file`) describes, before redaction.
@@ -86,7 +86,7 @@ public enum HARImport {
                 origin: RequestOrigin.make(scheme: components.scheme ?? "http", host: host, port: components.port)),
             response: HTTP.Response(status: status, headers: content.headers, body: content.body),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
-            durationMilliseconds: max(0, milliseconds), chunks: content.chunks)
+            durationMilliseconds: max(0, milliseconds), chunks: content.chunks, brokenOff: content.brokenOff)
     }
 
     private static func headers(_ message: Node) throws -> HTTP.Headers {

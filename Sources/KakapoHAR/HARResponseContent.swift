@@ -16,6 +16,8 @@ enum HARResponseContent {
         var headers: HTTP.Headers
         var body: [UInt8]
         var chunks: [ResponseChunk]?
+        /// `"_brokenOff": true` beside `_chunks` that are taken: the stream broke off after them.
+        var brokenOff = false
     }
 
     static func read(_ response: HARImport.Node, headers: HTTP.Headers, report: inout HARImportReport) throws
@@ -33,6 +35,9 @@ enum HARResponseContent {
             if ContentCoding.decoding(chunks.joinedBytes, headers: headers).content == result.body {
                 result.body = chunks.joinedBytes
                 result.chunks = chunks
+                if let marked = response.optional("_brokenOff"), case .bool(true) = marked.value {
+                    result.brokenOff = true
+                }
                 return result
             }
             report.note("_chunks ignored, they do not add up to content.text")

@@ -6,13 +6,15 @@ import NIOHTTP1
 extension AnswerWriter {
     /// Writes an answer piece by piece: a live one as the upstream delivers it (each piece acknowledged once
     /// the socket took it, which is the upstream's backpressure), a recorded stream with its recorded gaps
-    /// (or back to back with `--stream-timing none`) through `RecordedStreamPlayer`.
+    /// scaled by `--stream-timing` (or back to back with `none`) through `RecordedStreamPlayer`. A stream
+    /// that breaks off (the upstream's, or a recording of such a break) closes the connection once its last
+    /// piece is out, without the final chunk, so the client can tell.
     func writeStream(
-        _ status: Int, _ fields: HTTP.Headers, _ body: Answer.Body, source: ResponseSource,
+        _ status: Int, _ fields: HTTP.Headers, _ body: Answer.Body, answer: Answer,
         for request: HTTPRequestHead, _ keepAlive: Bool, _ context: ChannelHandlerContext,
         _ done: @escaping @Sendable () -> Void
     ) {
-        var headers = PreparedResponse.streamingHeaders(fields, source: source)
+        var headers = PreparedResponse.streamingHeaders(fields, source: answer.source)
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let head = HTTPResponseHead(
             version: request.version, status: HTTPResponseStatus(statusCode: status), headers: headers)
@@ -23,6 +25,8 @@ extension AnswerWriter {
         let channel = context.channel
         var live: LiveResponse?
         if case .live(let stream) = body { live = stream }
+        // The last piece written: a break closes the connection after it, not over it.
+        let lastWrite = NIOLoopBoundBox<EventLoopFuture<Void>?>(nil, eventLoop: loop)
         let send: @Sendable (LiveResponse.Event) -> Void = { [live] event in
             loop.execute {
                 let (writer, context) = bound.value
@@ -30,6 +34,7 @@ extension AnswerWriter {
                 case .data(let bytes):
                     let written = context.writeAndFlush(
                         NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: bytes)))))
+                    lastWrite.value = written
                     if let live {
                         // The socket took them (backpressure), or the client is gone.
                         written.whenComplete { result in
@@ -47,7 +52,9 @@ extension AnswerWriter {
                     }
                 case .broken:
                     writer.streaming = false
-                    channel.close().whenComplete { _ in done() }
+                    (lastWrite.value ?? loop.makeSucceededVoidFuture()).whenComplete { _ in
+                        channel.close().whenComplete { _ in done() }
+                    }
                 }
             }
         }
@@ -57,7 +64,7 @@ extension AnswerWriter {
             channel.closeFuture.whenComplete { _ in live.cancel() }
             live.attach(send)
         case .recorded(let chunks):
-            RecordedStreamPlayer(chunks: chunks, timed: timedStreams).play(
+            RecordedStreamPlayer(chunks: chunks, timing: streamTiming, breaksOff: answer.breaksOff).play(
                 after: { nanoseconds, work in
                     if nanoseconds > 0 {
                         loop.scheduleTask(in: .nanoseconds(nanoseconds), work)
@@ -70,6 +77,7 @@ extension AnswerWriter {
                     switch event {
                     case .data(let bytes): send(.data(bytes))
                     case .end: send(.end)
+                    case .broken: send(.broken)
                     // The client left: the answer is over for it too.
                     case .cancelled: send(.broken)
                     }

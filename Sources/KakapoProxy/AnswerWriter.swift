@@ -17,14 +17,14 @@ import NIOHTTP1
 /// an answer costs no extra hop through the channel pipeline.
 final class AnswerWriter {
     let replies: PreparedReplies
-    /// Whether recorded streams keep their recorded gaps (`--stream-timing recorded`).
-    let timedStreams: Bool
+    /// How recorded streams are paced (`--stream-timing`).
+    let streamTiming: StreamTiming
     /// A streamed answer's head has gone out and its end has not: nothing else can be said until it has.
     var streaming = false
 
     init(replies: PreparedReplies, streamTiming: StreamTiming) {
         self.replies = replies
-        self.timedStreams = streamTiming == .recorded
+        self.streamTiming = streamTiming
     }
 
     /// Writes `answer` to `request`, then closes the connection unless `keepAlive`; `done` runs on the
@@ -40,7 +40,7 @@ final class AnswerWriter {
             case .bytes(let bytes):
                 writeWhole(status, headers, bytes, answer: answer, for: request, keepAlive, context, done)
             case .live where !isHead, .recorded where !isHead:
-                writeStream(status, headers, body, source: answer.source, for: request, keepAlive, context, done)
+                writeStream(status, headers, body, answer: answer, for: request, keepAlive, context, done)
             case .live(let live):
                 // A HEAD gets the head only: the transfer behind it is not waited for.
                 live.cancel()

@@ -23,6 +23,7 @@ enum UpstreamLayer: PipelineLayer {
         guard let upstream = pipeline.upstream else { return .pass }
         let logger = pipeline.logger
         let redactor = pipeline.configuration.redactor
+        let recordsBrokenStreams = pipeline.configuration.recordsBrokenStreams
         return .later { completion in
             var escaped = request
             // Raw bytes a URL may not hold (UTF-8 a client sent unescaped) go to libcurl, and so to the
@@ -33,14 +34,15 @@ enum UpstreamLayer: PipelineLayer {
             // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
             // they arrive: the answer completes at their head, and the recording (timed chunks for a
             // stream, see StreamRecording; the body otherwise) is made when the stream ends. A LiveResponse
-            // is made at the head of a streamed answer only; every other answer needs none.
-            let live = Mutex<LiveResponse?>(nil)
+            // is made at the head of a streamed answer only; every other answer needs none. Its head is kept
+            // for the recording of a stream that breaks off.
+            let live = Mutex<(stream: LiveResponse, head: HTTP.Response)?>(nil)
             let onStream: @Sendable (UpstreamStreamEvent) -> StreamDisposition = { event in
                 switch event {
                 case .head(let head, let resumer):
                     let stream = LiveResponse(
                         recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer)
-                    live.withLock { $0 = stream }
+                    live.withLock { $0 = (stream, HTTP.Response(status: head.status, headers: head.headers)) }
                     completion(
                         Answer(
                             .response(status: head.status, headers: head.headers, body: .live(stream)),
@@ -48,16 +50,24 @@ enum UpstreamLayer: PipelineLayer {
                     return .proceed
                 case .data(let bytes):
                     // Pauses the transfer while the client is behind.
-                    return live.withLock { $0 }?.append(bytes) ?? .proceed
+                    return live.withLock { $0?.stream }?.append(bytes) ?? .proceed
                 case .tooLargeToKeep:
-                    live.withLock { $0 }?.dropKeptBody()
+                    live.withLock { $0?.stream }?.dropKeptBody()
                     return .proceed
                 }
             }
             upstream.send(prepared, bodyStream: bodyStream, keepsStreamedBody: session != nil, onStream: onStream) {
                 result in
-                let stream = live.withLock { $0 }
-                if let stream {
+                let (stream, head) = live.withLock { ($0?.stream, $0?.head) }
+                // A broken stream being recorded ends for its client once the recording is journaled, so a
+                // client that saw the break can count on the recording.
+                let cancelled = stream?.isCancelled == true
+                let recordsBreak: Bool
+                switch result {
+                case .success: recordsBreak = false
+                case .failure: recordsBreak = recordsBrokenStreams && session != nil && stream != nil && !cancelled
+                }
+                if let stream, !recordsBreak {
                     var failed = false
                     if case .failure = result { failed = true }
                     stream.finish(broken: failed)
@@ -99,12 +109,32 @@ enum UpstreamLayer: PipelineLayer {
                     session.record(interaction, replacing: replacing) {
                         if stream == nil { completion(answer) }
                     }
-                case .failure(let error) where stream?.isCancelled == true:
+                case .failure(let error) where cancelled:
                     logger.debug("the client left before the end of a streamed answer: \(error.message)")
                 case .failure(let error) where stream != nil:
-                    logger.warning(
+                    let broke =
                         "the streamed answer from \(upstream.destination(of: prepared) ?? "the upstream") broke: \(error.message)"
-                    )
+                    guard let session, let stream, let head else {
+                        logger.warning("\(broke)")
+                        return
+                    }
+                    guard recordsBreak, stream.isKeptWhole, let chunks = stream.brokenChunks() else {
+                        if recordsBreak { stream.finish(broken: true) }
+                        logger.warning(
+                            "\(broke); not recorded (\(recordsBrokenStreams ? "only event streams and JSON lines are recorded broken off" : "--record-broken-streams records it with the break"))"
+                        )
+                        return
+                    }
+                    logger.warning("\(broke); recorded with the break after \(chunks.count) chunks")
+                    var response = head
+                    response.body = chunks.joinedBytes
+                    session.record(
+                        Interaction(
+                            request: prepared, response: response, recordedAt: UTCTimestamp.now(),
+                            durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1), chunks: chunks,
+                            brokenOff: true),
+                        replacing: replacing
+                    ) { stream.finish(broken: true) }
                 case .failure(let error):
                     completion(failure(error, upstream: upstream.destination(of: prepared) ?? "none"))
                 }

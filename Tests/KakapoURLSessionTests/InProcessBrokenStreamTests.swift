@@ -1,0 +1,55 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Recorded streams in process with `--stream-timing` speeds and a recording that broke off.
+@Suite("Kakapo in process: stream speeds and broken streams")
+struct InProcessBrokenStreamTests {
+    /// A cassette holding one event stream, two events 400 ms apart, broken off after them when `brokenOff`.
+    static func cassette(brokenOff: Bool) throws -> String {
+        let path = try Fixtures.temporaryDirectory() + "/stream.json"
+        try """
+        {"version": 1, "interactions": [{"request": {"method": "GET", "url": "/ticks"},
+          "response": {"status": 200, "headers": [["Content-Type", "text/event-stream"]],
+            "chunks": [{"offsetMs": 0, "text": "data: one\\n\\n"}, {"offsetMs": 400, "text": "data: two\\n\\n"}],
+            "brokenOff": \(brokenOff)}}]}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func load(_ cassette: String, timing: StreamTiming) async throws -> (
+        pieces: [(at: ContinuousClock.Instant, data: Data)], error: (any Error)?, started: ContinuousClock.Instant
+    ) {
+        var configuration = ProxyConfiguration(cassettePath: cassette)
+        configuration.streamTiming = timing
+        let kakapo = try InProcessKakapo(configuration: configuration)
+        let started = ContinuousClock.now
+        let loaded = await InProcessStreamingTests.Arrivals.load(
+            try #require(URL(string: "http://api.test/ticks")), configuration: kakapo.sessionConfiguration())
+        await kakapo.shutdown()
+        return (loaded.pieces, loaded.error, started)
+    }
+
+    @Test("a stream recorded broken off fails with networkConnectionLost after its chunks, at 2x in about 200 ms")
+    func brokenOff() async throws {
+        let replayed = try await Self.load(Self.cassette(brokenOff: true), timing: try #require(StreamTiming("2x")))
+        #expect(replayed.pieces.map(\.data).reduce(Data(), +) == Data("data: one\n\ndata: two\n\n".utf8))
+        #expect((replayed.error as? URLError)?.code == .networkConnectionLost, "\(String(describing: replayed.error))")
+        let last = try #require(replayed.pieces.last).at - replayed.started
+        #expect(last >= .milliseconds(200) && last < .milliseconds(800), "\(last)")
+    }
+
+    @Test("the same stream not broken off ends normally, at 0.5x in about 800 ms")
+    func endsNormally() async throws {
+        let replayed = try await Self.load(Self.cassette(brokenOff: false), timing: try #require(StreamTiming("0.5x")))
+        #expect(replayed.error == nil)
+        #expect(replayed.pieces.map(\.data).reduce(Data(), +) == Data("data: one\n\ndata: two\n\n".utf8))
+        let last = try #require(replayed.pieces.last).at - replayed.started
+        #expect(last >= .milliseconds(800) && last < .milliseconds(1600), "\(last)")
+    }
+}
