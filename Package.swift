@@ -49,10 +49,12 @@ let package = Package(
         .target(name: "KakapoJSON"),
         .target(name: "KakapoJSONCompatibility", dependencies: ["KakapoJSON"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "CZlib"]),
+        // GraphQL operations read from requests, for cassette matching and routes conditions alike.
+        .target(name: "KakapoGraphQL", dependencies: ["KakapoHTTP", "KakapoJSON"]),
+        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoGraphQL", "CZlib"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
-        .target(name: "KakapoStubs", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter"]),
+        .target(name: "KakapoStubs", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter", "KakapoGraphQL"]),
         .target(
             name: "KakapoRoutesFile",
             dependencies: ["KakapoJSON", "KakapoStubs", .product(name: "Yams", package: "Yams")]
@@ -173,6 +175,7 @@ let package = Package(
             path: "Tests/KakapoTestSupport"
         ),
         .testTarget(name: "KakapoJSONTests", dependencies: ["KakapoJSON"]),
+        .testTarget(name: "KakapoGraphQLTests", dependencies: ["KakapoGraphQL"]),
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),

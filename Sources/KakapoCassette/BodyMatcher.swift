@@ -1,10 +1,12 @@
 import Foundation
+import KakapoGraphQL
 import KakapoHTTP
 import KakapoJSON
 
 /// A request body in the form it is compared in: JSON as JSON (key order, whitespace and number
 /// spelling do not matter), form bodies field by field, multipart part by part whatever the boundary,
-/// anything else byte for byte. Ignored and redacted fields are taken out first. A recorded body is
+/// anything else byte for byte; a GraphQL operation (in any of its forms, GET included) by its
+/// `GraphQLOperation.matchingForm`. Ignored and redacted fields are taken out first. A recorded body is
 /// normalized once, when it is indexed.
 enum ComparableBody: Sendable {
     case empty
@@ -12,8 +14,40 @@ enum ComparableBody: Sendable {
     case form([QueryItem])
     case multipart([MultipartPart])
     case bytes([UInt8])
+    /// A GraphQL request: `form` is what is compared (ignored and redacted fields taken out), `request`
+    /// what miss reports name.
+    case graphQL(form: JSONValue, request: GraphQLRequest)
 
-    init(_ body: [UInt8], headers: HTTP.Headers, redactor: Redactor, matching: MatchOptions) {
+    /// The comparable body of `request`; `outside` is its GraphQL operation when it came in a GET or as
+    /// `application/graphql` (`GraphQLRequest(outsideJSONBody:)`, worked out once by the caller).
+    init(_ request: HTTP.Request, outside: GraphQLRequest?, redactor: Redactor, matching: MatchOptions) {
+        if let outside {
+            self = Self.graphQLBody(outside, redactor: redactor, matching: matching)
+            return
+        }
+        self.init(
+            request.body, headers: request.headers, redactor: redactor, matching: matching, method: request.method)
+    }
+
+    /// A GraphQL request's form with the ignored and redacted pointers taken out: of the whole body, and, in
+    /// a batch, of each operation, so `/variables/id` applies to every operation of a batch.
+    private static func graphQLBody(_ request: GraphQLRequest, redactor: Redactor, matching: MatchOptions)
+        -> ComparableBody
+    {
+        let pointers = matching.ignoredBodyFields + redactor.jsonPointers
+        var form = request.matchingForm
+        for pointer in pointers {
+            form = form.replacing(pointer, with: nil)
+            if request.isBatch, case .array(let elements) = form {
+                form = .array(elements.map { $0.replacing(pointer, with: nil) })
+            }
+        }
+        return .graphQL(form: form, request: request)
+    }
+
+    private init(
+        _ body: [UInt8], headers: HTTP.Headers, redactor: Redactor, matching: MatchOptions, method: HTTP.Method
+    ) {
         guard !body.isEmpty else {
             self = .empty
             return
@@ -37,6 +71,10 @@ enum ComparableBody: Sendable {
             return
         }
         if JSONParser.looksLikeContainer(body), let parsed = try? JSONParser.parse(body) {
+            if method == .post, let graphQL = GraphQLRequest(json: parsed) {
+                self = Self.graphQLBody(graphQL, redactor: redactor, matching: matching)
+                return
+            }
             var json = JSONRPCMessage.forMatching(parsed)
             for pointer in matching.ignoredBodyFields + redactor.jsonPointers {
                 json = json.replacing(pointer, with: nil)
@@ -51,7 +89,7 @@ enum ComparableBody: Sendable {
     /// value there, so matching leaves them out on both sides.
     var redactedPlaces: RedactedPlaces {
         switch self {
-        case .json(let json):
+        case .json(let json), .graphQL(let json, _):
             return RedactedPlaces(pointers: json.pointers(toString: Redactor.placeholder), formFields: [])
         case .form(let items):
             return RedactedPlaces(
@@ -73,6 +111,9 @@ enum ComparableBody: Sendable {
         case .json(var json):
             for pointer in places.pointers { json = json.replacing(pointer, with: nil) }
             return .json(json)
+        case .graphQL(var form, let request):
+            for pointer in places.pointers { form = form.replacing(pointer, with: nil) }
+            return .graphQL(form: form, request: request)
         case .form(let items): return .form(items.filter { !places.formFields.contains($0.name) })
         case .bytes(let bytes) where places.textValues:
             var kinds: [String] = []
@@ -88,16 +129,30 @@ enum ComparableBody: Sendable {
         case (.form(let a), .form(let b)): return a == b
         case (.multipart(let a), .multipart(let b)): return a == b
         case (.bytes(let a), .bytes(let b)): return a == b
+        case (.graphQL(let a, _), .graphQL(let b, _)): return a.isEquivalent(to: b)
         default: return false
         }
     }
 
-    /// How `other` (the request) differs from this (the recording), for miss reports.
-    func differences(from other: ComparableBody) -> [String] {
+    /// True when both are GraphQL requests of other operations (names, or the number in a batch), so a miss
+    /// report ranks this recording below those of the request's own operation.
+    func isOtherOperation(than other: ComparableBody) -> Bool {
+        guard case .graphQL(_, let recorded) = self, case .graphQL(_, let live) = other else { return false }
+        return !recorded.operations.map(\.name).elementsEqual(live.operations.map(\.name))
+    }
+
+    /// How `other` (the request) differs from this (the recording), for miss reports; `redactor` keeps
+    /// secret-named values out of them.
+    func differences(from other: ComparableBody, redactor: Redactor) -> [String] {
         if matches(other) { return [] }
         switch (self, other) {
         case (.empty, _): return ["body: the request has a body; the recording has none"]
         case (_, .empty): return ["body: the recording has a body; the request has none"]
+        case (.graphQL(let recordedForm, let recorded), .graphQL(let liveForm, let live)):
+            return GraphQLDifferences(
+                recorded: recorded, recordedForm: recordedForm, live: live, liveForm: liveForm,
+                hidesValue: { redactor.isSecretField($0) }
+            ).lines
         case (.json(let recorded), .json(let live)):
             return recorded.differences(from: live).map {
                 "body field \($0.description.isEmpty ? "/" : $0.description) differs"

@@ -1,3 +1,4 @@
+import KakapoGraphQL
 import KakapoHTTP
 import KakapoJSON
 
@@ -58,13 +59,17 @@ public struct InteractionIndex: Sendable {
         self.repeatPolicy = repeatPolicy
     }
 
-    func key(_ request: HTTP.Request) -> RequestKey {
-        RequestKey(request, redactor: redactor, matching: matching, alsoSecret: redactedQueryNames)
+    /// `outside` is the request's GraphQL operation in a GET or `application/graphql` form, if any
+    /// (`GraphQLRequest(outsideJSONBody:)`, read once for both the key and the body).
+    func key(_ request: HTTP.Request, outside: GraphQLRequest?) -> RequestKey {
+        RequestKey(
+            request, redactor: redactor, matching: matching, alsoSecret: redactedQueryNames,
+            graphQLInParameters: outside != nil)
     }
 
-    func comparableBody(_ request: HTTP.Request) -> ComparableBody {
+    func comparableBody(_ request: HTTP.Request, outside: GraphQLRequest?) -> ComparableBody {
         matching.matchBody
-            ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
+            ? ComparableBody(request, outside: outside, redactor: redactor, matching: matching) : .empty
     }
 
     /// Adds the interaction at `position` of the cassette to the index.
@@ -76,8 +81,9 @@ public struct InteractionIndex: Sendable {
                 rebuildKeys()
             }
         }
-        let body = comparableBody(interaction.request)
-        let bucketKey = key(interaction.request)
+        let outside = GraphQLRequest(outsideJSONBody: interaction.request)
+        let body = comparableBody(interaction.request, outside: outside)
+        let bucketKey = key(interaction.request, outside: outside)
         let candidate = Group(position: position, body: body, origin: interaction.request.origin)
         // Mutated in place, so appending to a long group does not copy it.
         if let index = buckets[bucketKey]?.firstIndex(where: {
@@ -95,16 +101,17 @@ public struct InteractionIndex: Sendable {
     /// none, recordings without one (made with `--upstream`, so cassettes from before forward proxying keep
     /// working); a request without an origin matches recordings of any origin.
     public func candidates(for request: HTTP.Request) -> [Int] {
-        guard var groups = buckets[key(request)] else { return [] }
+        let outside = GraphQLRequest(outsideJSONBody: request)
+        guard var groups = buckets[key(request, outside: outside)] else { return [] }
         if groups.count == 1, request.origin == nil || groups[0].origin == request.origin {
             // The usual case: one group, so no lists to filter.
-            return groups[0].matches(comparableBody(request)) ? groups[0].positions : []
+            return groups[0].matches(comparableBody(request, outside: outside)) ? groups[0].positions : []
         }
         if let origin = request.origin {
             let own = groups.filter { $0.origin == origin }
             groups = own.isEmpty ? groups.filter { $0.origin == nil } : own
         }
-        let body = comparableBody(request)
+        let body = comparableBody(request, outside: outside)
         var matching = groups.filter { $0.matches(body) }
         if matching.count == 1 { return matching[0].positions }
         matching.sort { $0.positions[0] < $1.positions[0] }

@@ -1,3 +1,4 @@
+import KakapoGraphQL
 import KakapoHTTP
 import KakapoJSON
 
@@ -32,15 +33,21 @@ public struct MissReport: Sendable {
     ) {
         self.method = request.method.rawValue
         self.url = redactor.redactedURL(of: request)
-        let key = RequestKey(request, redactor: redactor, matching: matching)
+        let outside = GraphQLRequest(outsideJSONBody: request)
+        let key = RequestKey(
+            request, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
         let body =
             matching.matchBody
-            ? ComparableBody(request.body, headers: request.headers, redactor: redactor, matching: matching) : .empty
+            ? ComparableBody(request, outside: outside, redactor: redactor, matching: matching) : .empty
+        let operationName = Self.operationName(of: body)
         // A full score is never below the first look's, so the closest recordings are among the best of it.
         var shortlist: [(score: Int, position: Int)] = []
         shortlist.reserveCapacity(Self.comparedLimit + 1)
         for (position, interaction) in cassette.interactions.enumerated() {
-            let score = Self.roughScore(of: interaction.request, against: request, path: key.path)
+            var score = Self.roughScore(of: interaction.request, against: request, path: key.path)
+            if let operationName, !Self.mayName(operationName, interaction.request) {
+                score += Self.otherOperationScore
+            }
             if shortlist.count == Self.comparedLimit, let worst = shortlist.last, worst.score <= score { continue }
             let index = shortlist.firstIndex { $0.score > score } ?? shortlist.endIndex
             shortlist.insert((score, position), at: index)
@@ -61,6 +68,40 @@ public struct MissReport: Sendable {
                 position: entry.position, method: recorded.method.rawValue, url: redactor.redactedURL(of: recorded),
                 differences: entry.differences)
         }
+    }
+
+    /// What a recording of another GraphQL operation adds to the score: as much as another method, so the
+    /// nearest recordings of a GraphQL miss are those of its own operation.
+    static let otherOperationScore = 4
+
+    /// How far into a recording the first look searches for an operation's name; past it, the recording is
+    /// given the benefit of the doubt (its full comparison decides).
+    static let operationNameScanLimit = 64 * 1024
+
+    /// The name of the request's GraphQL operation (the first of a batch), as bytes; nil for other requests
+    /// and anonymous operations.
+    static func operationName(of body: ComparableBody) -> [UInt8]? {
+        guard case .graphQL(_, let request) = body, let name = request.operations.first?.name, !name.isEmpty
+        else { return nil }
+        return Array(name.utf8)
+    }
+
+    /// False only when `recorded` cannot be of the operation `name`: the name is nowhere in its target or in
+    /// the first `operationNameScanLimit` bytes of its body. Cheap, so a cassette of thousands of
+    /// operations on one URL still shortlists the right ones.
+    static func mayName(_ name: [UInt8], _ recorded: HTTP.Request) -> Bool {
+        if recorded.body.count > operationNameScanLimit { return true }
+        return contains(name, in: recorded.body) || contains(name, in: Array(recorded.target.utf8))
+    }
+
+    private static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start] == first && haystack[start..<(start + needle.count)].elementsEqual(needle) {
+            return true
+        }
+        return false
     }
 
     /// The part of the score that host, method and path make, worked out on the bytes as they are.
@@ -85,7 +126,10 @@ public struct MissReport: Sendable {
         _ recorded: HTTP.Request, with request: HTTP.Request, key: RequestKey, body: ComparableBody, redactor: Redactor,
         matching: MatchOptions
     ) -> (score: Int, differences: [String]) {
-        let recordedKey = RequestKey(recorded, redactor: redactor, matching: matching)
+        let recordedOutside = GraphQLRequest(outsideJSONBody: recorded)
+        let recordedKey = RequestKey(
+            recorded, redactor: redactor, matching: matching, alsoSecret: [],
+            graphQLInParameters: recordedOutside != nil)
         var differences: [String] = []
         var score = 0
         if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin {
@@ -125,11 +169,13 @@ public struct MissReport: Sendable {
         }
         if matching.matchBody {
             let recordedBody = ComparableBody(
-                recorded.body, headers: recorded.headers, redactor: redactor, matching: matching)
+                recorded, outside: recordedOutside, redactor: redactor, matching: matching)
             let redacted = recordedBody.redactedPlaces
-            let bodyDifferences = recordedBody.removing(redacted).differences(from: body.removing(redacted))
+            let recordedSide = recordedBody.removing(redacted)
+            let liveSide = body.removing(redacted)
+            let bodyDifferences = recordedSide.differences(from: liveSide, redactor: redactor)
             differences += bodyDifferences
-            score += min(bodyDifferences.count, 1)
+            score += recordedSide.isOtherOperation(than: liveSide) ? otherOperationScore : min(bodyDifferences.count, 1)
         }
         if differences.isEmpty {
             differences.append("matched, but every recording of this request was already played")

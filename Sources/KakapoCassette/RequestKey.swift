@@ -1,3 +1,4 @@
+import KakapoGraphQL
 import KakapoHTTP
 
 /// What a request is looked up by: method, path, the query as a multiset (order does not matter), and
@@ -5,6 +6,9 @@ import KakapoHTTP
 /// the path in `percentEncodingNormalized()` form (`%c3%a9`, `%C3%A9` and raw `é` are one key, `%7E` is
 /// `~`, `%2F` is not `/`), query names and values decoded. Ignored query parameters are left out; values of
 /// secret query parameters and headers are ignored, so a replay with a different token still matches.
+/// A GraphQL operation sent as a GET or as `application/graphql` leaves its `query`, `operationName` and
+/// `variables` parameters out: they are compared as the operation (`ComparableBody.graphQL`), whatever the
+/// whitespace of the document.
 public struct RequestKey: Hashable, Sendable {
     public let method: String
     public let path: String
@@ -23,12 +27,23 @@ public struct RequestKey: Hashable, Sendable {
         _ request: HTTP.Request, redactor: Redactor, matching: MatchOptions = MatchOptions(),
         alsoSecret: Set<String> = []
     ) {
+        self.init(
+            request, redactor: redactor, matching: matching, alsoSecret: alsoSecret,
+            graphQLInParameters: GraphQLRequest(outsideJSONBody: request) != nil)
+    }
+
+    /// The key of `request` when the caller already knows whether its parameters carry a GraphQL operation.
+    init(
+        _ request: HTTP.Request, redactor: Redactor, matching: MatchOptions, alsoSecret: Set<String>,
+        graphQLInParameters: Bool
+    ) {
         self.method = request.method.rawValue
         // Once per request and per recording; no allocation for a path without `%` or non-ASCII bytes.
         self.path = request.path.percentEncodingNormalized()
         self.query = request.queryItems.compactMap { item in
             let name = item.name.removingPercentEncodingLeniently()
             if matching.ignoredQueryParameters.contains(name) { return nil }
+            if graphQLInParameters, GraphQLRequest.parameterNames.contains(name) { return nil }
             let value =
                 redactor.isSecretQueryParameter(name) || alsoSecret.contains(name)
                 ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()

@@ -1,14 +1,17 @@
+import KakapoGraphQL
 import KakapoJSON
 
-/// One condition of a route's `when`: a query parameter, a header or a value in the JSON body.
+/// One condition of a route's `when`: a query parameter, a header, a value in the JSON body, or the
+/// GraphQL operation.
 enum RequestCondition: Sendable {
     case query(String, ValueMatcher)
     case header(String, ValueMatcher)
     case json(JSONPointer, ValueMatcher)
+    case graphQL(GraphQLCondition)
 
-    /// Reads `{"query": {...}, "headers": {...}, "json": {"/pointer": ...}}`.
+    /// Reads `{"query": {...}, "headers": {...}, "json": {"/pointer": ...}, "graphql": {...}}`.
     static func conditions(_ node: DefinitionNode) throws(RoutesError) -> [RequestCondition] {
-        let object = try node.object(allowed: ["query", "headers", "json"])
+        let object = try node.object(allowed: ["query", "headers", "json", "graphql"])
         var conditions: [RequestCondition] = []
         if let query = object["query"] {
             for (name, value) in try query.entries() {
@@ -28,6 +31,9 @@ enum RequestCondition: Sendable {
                 conditions.append(.json(pointer, try ValueMatcher(value)))
             }
         }
+        if let graphQL = object["graphql"] {
+            conditions.append(.graphQL(try GraphQLCondition(graphQL)))
+        }
         return conditions
     }
 
@@ -39,6 +45,8 @@ enum RequestCondition: Sendable {
             return matcher.accepts(text: context.request.headers[name])
         case .json(let pointer, let matcher):
             return matcher.accepts(json: context.body?[pointer: pointer])
+        case .graphQL(let condition):
+            return condition.holds(for: GraphQLRequest(context.request, json: { context.body }))
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kakapo
+import KakapoGraphQL
 
 /// `kakapo cassette`: check, list and clean cassette files without running a proxy.
 struct CassetteCommand: ParsableCommand {
@@ -61,7 +62,9 @@ struct CassetteCommand: ParsableCommand {
 
     /// `kakapo cassette show FILE`
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the interactions of a cassette, one per line.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the interactions of a cassette, one per line.",
+            discussion: "A GraphQL request shows its operation next to the URL: POST /graphql  query GetUser.")
 
         @Argument(help: "The cassette file.")
         var file: String
@@ -72,8 +75,12 @@ struct CassetteCommand: ParsableCommand {
                 let response = interaction.response
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
                 let host = interaction.request.headers["Host"] ?? "-"
+                let request = interaction.request
+                let operation = GraphQLRequest(request, json: { try? JSONParser.parse(request.body) }).map {
+                    "  " + $0.label
+                }
                 print(
-                    "#\(position)\t\(interaction.request.method)\t\(interaction.request.url)\t\(response.status)\t"
+                    "#\(position)\t\(request.method)\t\(request.url)\(operation ?? "")\t\(response.status)\t"
                         + "\(response.body.count) B\t\(type)\t\(host)\t\(interaction.recordedAt)")
             }
         }

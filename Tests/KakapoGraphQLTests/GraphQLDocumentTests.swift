@@ -1,0 +1,79 @@
+import KakapoGraphQL
+import KakapoHTTP
+import KakapoJSON
+import Testing
+
+@Suite("GraphQL documents")
+struct GraphQLDocumentTests {
+    @Test("whitespace, commas and comments do not count; strings and block strings are kept exactly")
+    func normalizes() throws {
+        let a = try #require(GraphQLDocument("query GetUser($id: ID!) {\n  user(id: $id) { name, email }\n}"))
+        let b = try #require(GraphQLDocument("# who\nquery GetUser( $id:ID! ){user(id:$id){name email}}"))
+        #expect(a.normalized == b.normalized)
+        #expect(a.normalized == "query GetUser ( $ id : ID ! ) { user ( id : $ id ) { name email } }")
+        let s1 = try #require(GraphQLDocument(#"{ search(text: "a,  b # c") }"#))
+        let s2 = try #require(GraphQLDocument(#"{ search(text: "a, b # c") }"#))
+        #expect(s1.normalized != s2.normalized)
+        let block = try #require(GraphQLDocument("{ f(t: \"\"\"x \\\"\"\" ,y\"\"\") }"))
+        #expect(block.normalized == "{ f ( t : \"\"\"x \\\"\"\" ,y\"\"\" ) }")
+    }
+
+    @Test("finds operations and their kinds, skipping fragments and brackets in variable defaults")
+    func operations() throws {
+        let document = try #require(
+            GraphQLDocument(
+                "fragment F on User { id } query A($f: In = {a: [1]}) { u { ...F } } mutation B { x } subscription { y }"
+            ))
+        #expect(document.operations.map(\.kind) == [.query, .mutation, .subscription])
+        #expect(document.operations.map(\.name) == ["A", "B", nil])
+        #expect(try #require(GraphQLDocument("{ me { id } }")).operation(named: nil)?.name == nil)
+    }
+
+    @Test("text that is not an executable document is not GraphQL")
+    func refuses() {
+        for text in ["red shoes", "", "{ a ", "{ a } }", "query { \"open }", "type User { id: ID }", "# only"] {
+            #expect(GraphQLDocument(text) == nil, "\(text)")
+        }
+    }
+
+    @Test("names the line and column where the request's document first differs")
+    func firstDifference() throws {
+        let live = try #require(GraphQLDocument("query A {\n  user {\n    name\n    emial\n  }\n}"))
+        let recorded = try #require(GraphQLDocument("query A { user { name email } }"))
+        #expect(live.firstDifference(from: recorded)! == (4, 5))
+        #expect(live.firstDifference(from: live) == nil)
+        let shorter = try #require(GraphQLDocument("query A { user { name } }"))
+        #expect(shorter.firstDifference(from: recorded)! == (1, 23))
+    }
+
+    @Test("deep nesting and long documents are read in one pass, without recursion")
+    func hostile() throws {
+        let deep = String(repeating: "{a", count: 200_000) + String(repeating: "}", count: 200_000)
+        #expect(GraphQLDocument(deep)?.operationCount == 1)
+        let many = String(repeating: "{a}", count: 100_000)
+        #expect(GraphQLDocument(many)?.operations.count == GraphQLDocument.operationLimit)
+        #expect(GraphQLDocument(String(repeating: "\"", count: 10_001)) == nil)
+    }
+
+    @Test("detects the three forms and a batch, and labels them")
+    func detection() throws {
+        let post = HTTP.Request(
+            method: .post, target: "/graphql", headers: ["Content-Type": "application/json"],
+            body: Array(#"{"query":"query GetUser { me }","variables":{"id":1}}"#.utf8))
+        let json = try JSONParser.parse(post.body)
+        #expect(GraphQLRequest(post, json: { json })?.label == "query GetUser")
+        let batch = try JSONParser.parse(#"[{"query":"query A { a }"},{"query":"mutation B { b }"}]"#)
+        #expect(GraphQLRequest(json: batch)?.label == "batch: query A, mutation B")
+        let get = HTTP.Request(
+            method: .get, target: "/graphql?query=%7B%20me%20%7D&variables=%7B%22id%22%3A1%7D&operationName=X")
+        let fromGet = try #require(GraphQLRequest(outsideJSONBody: get))
+        #expect(fromGet.label == "operation X")
+        #expect(fromGet.operations[0].variables == ["id": 1])
+        let raw = HTTP.Request(
+            method: .post, target: "/graphql", headers: ["Content-Type": "application/graphql"],
+            body: Array("mutation M { m }".utf8))
+        #expect(GraphQLRequest(outsideJSONBody: raw)?.label == "mutation M")
+        #expect(GraphQLRequest(outsideJSONBody: HTTP.Request(method: .get, target: "/search?q=query=1")) == nil)
+        #expect(GraphQLRequest(json: ["query": "red shoes"]) == nil)
+    }
+}
