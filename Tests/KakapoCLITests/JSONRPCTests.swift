@@ -66,11 +66,12 @@ struct JSONRPCTests {
     }
 
     /// POSTs `body` as JSON.
-    static func call(_ client: TestClient, _ body: String) async throws -> HTTP.Response {
-        try await client.send(
-            .post, "/rpc",
-            headers: ["Content-Type": "application/json", "Accept": "application/json, text/event-stream"],
-            body: Array(body.utf8))
+    static func call(_ client: TestClient, _ body: String, session: String? = nil) async throws -> HTTP.Response {
+        var headers: HTTP.Headers = [
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        ]
+        if let session { headers.add(name: "Mcp-Session-Id", value: session) }
+        return try await client.send(.post, "/rpc", headers: headers, body: Array(body.utf8))
     }
 
     @Test(
@@ -116,8 +117,9 @@ struct JSONRPCTests {
             "\(streamed.text)")
         #expect(streamed.text.contains(#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#))
         #expect(streamed.text.contains(#""method":"notifications/progress""#))
-        // A string id stays a string.
-        let echoed = try await Self.call(client, #"{"jsonrpc":"2.0","id":"abc","method":"echo","params":["x"]}"#)
+        // A string id stays a string; a session header (recorded without one) does not count in matching.
+        let echoed = try await Self.call(
+            client, #"{"jsonrpc":"2.0","id":"abc","method":"echo","params":["x"]}"#, session: "another-session")
         #expect(echoed.text == #"{"jsonrpc": "2.0", "id": "abc", "result": ["x"]}"#)
         // A batch: each answer goes to the request in the same place, whatever the answers' order.
         let batch = try await Self.call(
