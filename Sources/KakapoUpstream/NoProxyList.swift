@@ -107,8 +107,9 @@ public struct NoProxyList: Sendable, Equatable, CustomStringConvertible {
         host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
-    /// The bytes of an IPv4 (4) or IPv6 (16) address written as text; nil for anything else.
-    static func address(_ text: String) -> [UInt8]? {
+    /// The bytes of an IPv4 (4) or IPv6 (16) address written as text (without brackets); nil for anything
+    /// else.
+    package static func address(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count < 64 else { return nil }
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {

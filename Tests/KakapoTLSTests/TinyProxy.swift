@@ -33,7 +33,8 @@ final class TinyProxy: Sendable {
             throw TinyProxy.Failure("tinyproxy is not installed: run tools/tinyproxy.sh install")
         }
         let directory = try Fixtures.temporaryDirectory()
-        let port = try freePort()
+        // A port nobody listens on: reserved by a ClosedPort, released when it goes.
+        let port = try ClosedPort().port
         let logPath = directory + "/tinyproxy.log"
         var configuration = """
             Port \(port)
@@ -80,23 +81,6 @@ final class TinyProxy: Sendable {
     func stop() async throws {
         process.send(SIGKILL)
         _ = try await process.waitForExit()
-    }
-
-    /// A loopback port nobody listens on now (bound to port 0, then released).
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TinyProxy.Failure("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func canConnect(_ port: Int) -> Bool {
