@@ -9,12 +9,13 @@ enum RecordFilterLayer: PipelineLayer {
         return passedThrough(UpstreamLayer.forward(exchange.request, replacing: false, recording: nil, in: pipeline))
     }
 
-    /// Whether the record filter keeps `request`, answered in `mode`, out of the cassette. One branch when
-    /// no pattern is given.
+    /// Whether the record filter keeps `request`, answered in `mode`, out of the cassette: one branch in the
+    /// replay modes, and one more with no pattern.
     static func keepsOut(_ request: HTTP.Request, mode: ProxyMode, in pipeline: RequestPipeline) -> Bool {
-        let filter = pipeline.configuration.recordFilter
-        guard !filter.isEmpty, mode.records, let upstream = pipeline.upstream else { return false }
-        return filter.passesThrough(request, upstream: upstream.url)
+        guard mode.records, !pipeline.configuration.recordFilter.isEmpty, let upstream = pipeline.upstream else {
+            return false
+        }
+        return pipeline.configuration.recordFilter.passesThrough(request, upstream: upstream.url)
     }
 
     /// `step` (an upstream forward) with its upstream answers marked `passthrough`; failures stay errors.
