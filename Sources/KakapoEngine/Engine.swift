@@ -99,7 +99,8 @@ public final class Engine: Sendable {
             sessions = try SessionRegistry(
                 directory: directory, timeout: .milliseconds(Int(timeout * 1000)), defaultMode: sessionMode,
                 defaultMatching: configuration.matching, redactor: configuration.redactor,
-                repeatPolicy: configuration.repeatPolicy, hasUpstream: upstream != nil, logger: logger)
+                repeatPolicy: configuration.repeatPolicy, hasUpstream: upstream != nil,
+                proxyUser: configuration.forwardProxy?.credentials?.user, logger: logger)
         }
         self.configuration = configuration
         self.logger = logger

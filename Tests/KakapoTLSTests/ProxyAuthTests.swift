@@ -173,6 +173,8 @@ extension HTTPSTests {
             #expect(opened.status == 201, "\(opened.body)")
             let answer = try JSONSerialization.jsonObject(with: Data(opened.body.utf8)) as? [String: Any]
             let id = try #require(answer?["id"] as? String)
+            // The proxy URL the answer hands out names the user and the session, never the password.
+            #expect(answer?["proxy"] as? String == "http://\(Self.user)+\(id)@127.0.0.1:\(port)")
             let target = "https://localhost:\(secure.port)/hello/kea"
 
             let recorded = try await Self.curl([
