@@ -77,3 +77,32 @@ struct GraphQLDocumentTests {
         #expect(GraphQLRequest(json: ["query": "red shoes"]) == nil)
     }
 }
+
+@Suite("GraphQL differences")
+struct GraphQLDifferencesTests {
+    @Test("a batch of another size, per-operation lines, and secret variables without their values")
+    func lines() throws {
+        let recorded = try #require(
+            GraphQLRequest(
+                json: try JSONParser.parse(
+                    #"[{"query":"query A { a }","variables":{"password":"x","n":1}},{"query":"query B { b }"}]"#)))
+        let live = try #require(
+            GraphQLRequest(
+                json: try JSONParser.parse(
+                    #"[{"query":"query A { a }","variables":{"password":"y","n":"1"}},{"query":"query C { b }"}]"#)))
+        let differences = GraphQLDifferences(
+            recorded: recorded, recordedForm: recorded.matchingForm, live: live, liveForm: live.matchingForm,
+            hidesValue: { $0 == "password" })
+        #expect(
+            differences.lines == [
+                "batch #1 variables /password differ", #"batch #1 variables /n: "1" here, 1 recorded"#,
+                "batch #2 operation: C here, B recorded", "batch #2 query: differs at line 1 column 7",
+            ])
+        #expect(differences.operationDiffers)
+        let single = try #require(GraphQLRequest(json: ["query": "{ a }"]))
+        let other = GraphQLDifferences(
+            recorded: recorded, recordedForm: recorded.matchingForm, live: single, liveForm: single.matchingForm,
+            hidesValue: { _ in false })
+        #expect(other.lines == ["batch: one operation here, a batch of 2 recorded"])
+    }
+}
