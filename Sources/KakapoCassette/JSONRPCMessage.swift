@@ -65,11 +65,18 @@ public enum JSONRPCMessage {
 
     /// What `kakapo cassette show` prints next to the URL of a JSON-RPC request: `jsonrpc tools/call`,
     /// `jsonrpc notification notifications/initialized`, `jsonrpc batch: initialize, tools/list`; nil for
-    /// any other request. Method names are cut at 64 characters and a batch names its first 5.
+    /// any other request. Method names are cut at 64 characters, control characters shown as `?`, and a batch
+    /// names its first 5.
     public static func label(for request: HTTP.Request) -> String? {
         let body = ContentCoding.decoding(request.body, headers: request.headers).content
         guard let requests = requests(inBody: body) else { return nil }
-        let methods = requests.prefix(5).map { String(($0["method"]?.stringValue ?? "").prefix(64)) }
+        let methods = requests.prefix(5).map { request in
+            // A method name comes from the cassette: no control character reaches the terminal.
+            String(
+                (request["method"]?.stringValue ?? "").prefix(64).map {
+                    $0.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "?" : $0
+                })
+        }
         guard requests.count > 1 || body.first(where: { $0 > 0x20 }) == UInt8(ascii: "[") else {
             return requests[0]["id"] == nil ? "jsonrpc notification \(methods[0])" : "jsonrpc \(methods[0])"
         }

@@ -134,6 +134,9 @@ struct JSONRPCReplayTests {
             )
                 == "jsonrpc batch: initialize, tools/list")
         #expect(JSONRPCMessage.label(for: Self.request(#"{"query":"{ a }"}"#)) == nil)
+        #expect(
+            JSONRPCMessage.label(for: Self.request(#"{"jsonrpc":"2.0","id":1,"method":"a\u001b[2Jb"}"#))
+                == "jsonrpc a?[2Jb")
     }
 
     @Test("Mcp-Session-Id is kept in a cassette; the credentials beside it are not")
