@@ -5,14 +5,14 @@ import Kakapo
 struct StreamOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "How recorded streams (server-sent events, JSON lines) are replayed: recorded (each chunk after its recorded gap), a speed such as 4x (four times as fast) or 0.5x (half as fast), from 0.01x to 1000x, or none (back to back).",
+            "How recorded streams (server-sent events, JSON lines) are replayed: recorded (each chunk after its recorded gap; the default), a speed such as 4x (four times as fast) or 0.5x (half as fast), from 0.01x to 1000x, or none (back to back).",
             valueName: "recorded|none|Nx"),
         transform: StreamOptions.timing)
     var streamTiming: StreamTiming = .recorded
 
     @Flag(
         help:
-            "Record a stream the upstream breaks off (a reset, a truncated chunked body) with the chunks that came, to replay as the same break; without it such a stream is not recorded."
+            "Record an event stream or JSON-lines stream the upstream breaks off (a reset, a truncated chunked body) with the chunks that came, to replay as the same break; without it such a stream is not recorded."
     )
     var recordBrokenStreams = false
 
