@@ -141,10 +141,12 @@ struct JSONRPCTests {
         #expect(try await replayer.waitForExit() == 0)
     }
 
-    /// The venv `tools/setup.sh` makes, when it has the MCP Python SDK.
+    /// The venv `tools/setup.sh` makes, when it has the MCP Python SDK. Under CI (`CI=true`, where
+    /// tools/setup.sh installs it) the test always runs, so a missing install fails instead of skipping.
     static let python = CLITests.packageRoot + "/.build/python-venv/bin/python"
     static let hasMCP =
-        (try? KakapoProcess.runBlocking(["-c", "import mcp.server.mcpserver"], executable: python)) == 0
+        ProcessInfo.processInfo.environment["CI"] == "true"
+        || (try? KakapoProcess.runBlocking(["-c", "import mcp.server.mcpserver"], executable: python)) == 0
 
     /// A real MCP server (the Python SDK's `MCPServer`, streamable HTTP) on a free port, with one tool.
     static let mcpServer = """
