@@ -224,5 +224,30 @@ extension HTTPSTests {
             try await secure.stop()
             try await proxy.stop()
         }
+
+        @Test("a WebSocket is tunnelled through the upstream proxy with CONNECT; without credentials it gets 502")
+        func webSocketThroughProxy() async throws {
+            let proxy = try await TinyProxy.start(user: "alice", password: Self.password)
+            let server = try await WebSocketEchoServer.start()
+            for (credentials, works) in [(Self.credentials, true), (nil, false)] {
+                let (process, port) = try await Self.kakapo([
+                    "serve", "--upstream", server.baseURL, "--mode", "passthrough", "--port", "0", "--upstream-proxy",
+                    proxy.url(credentials: credentials),
+                ])
+                let (head, reply) = await WebSocketConversation.converse(port: port, message: "through the proxy")
+                if works {
+                    #expect(head.contains(WebSocketConversation.accept), "\(head)")
+                    #expect(reply.contains("echo: through the proxy"), "\(reply)")
+                } else {
+                    #expect(head.hasPrefix("HTTP/1.1 502"), "\(head)")
+                }
+                _ = try await Self.stop(process)
+            }
+            #expect(
+                proxy.log.components(separatedBy: "CONNECT 127.0.0.1:\(server.port) HTTP/1.1").count == 3,
+                "\(proxy.log)")
+            await server.stop()
+            try await proxy.stop()
+        }
     }
 }
