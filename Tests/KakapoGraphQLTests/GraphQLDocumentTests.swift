@@ -106,3 +106,34 @@ struct GraphQLDifferencesTests {
         #expect(other.lines == ["batch: one operation here, a batch of 2 recorded"])
     }
 }
+
+@Suite("GraphQL input from outside")
+struct GraphQLHostileInputTests {
+    @Test("random documents neither crash the reader nor the comparison")
+    func randomDocuments() throws {
+        let alphabet = Array("{}()[]\"\\#,.:$!@=|&\n\r\t aQm1-e+\u{00E9}".utf8) + [0xEF, 0xBB, 0xBF, 0x80]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        let anchor = try #require(GraphQLDocument("query A { a }"))
+        for _ in 0..<3_000 {
+            let bytes = (0..<(next() % 40)).map { _ in alphabet[next() % alphabet.count] }
+            guard let document = GraphQLDocument(String(decoding: bytes, as: UTF8.self)) else { continue }
+            _ = document.firstDifference(from: anchor)
+            _ = anchor.firstDifference(from: document)
+        }
+    }
+
+    @Test("an ignored pointer that removes a batch element does not trip the miss lines")
+    func removedElement() throws {
+        let batch = try #require(
+            GraphQLRequest(json: try JSONParser.parse(#"[{"query":"query A { a }"},{"query":"query B { b }"}]"#)))
+        let shorter = batch.matchingForm.replacing(JSONPointer("/1")!, with: nil)
+        let differences = GraphQLDifferences(
+            recorded: batch, recordedForm: shorter, live: batch, liveForm: batch.matchingForm,
+            hidesValue: { _ in false })
+        #expect(differences.lines.isEmpty)
+    }
+}
