@@ -1,0 +1,34 @@
+import Foundation
+import KakapoTestSupport
+import Testing
+
+@Suite("Command line: upstream proxy flags")
+struct UpstreamProxyFlagsTests {
+    @Test("an unusable --upstream-proxy, --no-proxy or HTTPS_PROXY is a usage error that hides the credentials")
+    func refusesBadValues() async throws {
+        let cassette = try Fixtures.temporaryDirectory() + "/c.json"
+        let base = ["record", "--upstream", "http://127.0.0.1:1", "--cassette", cassette, "--port", "0"]
+        let cases: [(arguments: [String], message: String)] = [
+            (["--upstream-proxy", "socks5://carol:hunter2@proxy:1080"], "must be an http:// or https:// URL"),
+            (["--upstream-proxy", "http://carol:hunter2@proxy:3128/path"], "\"http://***@proxy:3128/path\""),
+            (["--no-proxy", "10.0.0.0/40"], "--no-proxy: \"10.0.0.0/40\" is not a CIDR range"),
+            (
+                ["--upstream-proxy", "http://proxy:3128", "--ignore-env-proxy"],
+                "--upstream-proxy already overrides the environment"
+            ),
+        ]
+        for item in cases {
+            let result = try await KakapoProcess.run(base + item.arguments)
+            #expect(result.status == 2, "\(item.arguments): \(result.error)")
+            #expect(result.error.contains(item.message), "\(result.error)")
+            #expect(!result.error.contains("hunter2"))
+        }
+        let environment = try await KakapoProcess.run(
+            ["HTTPS_PROXY=ftp://carol:hunter2@proxy:21", KakapoProcess.binary] + base, executable: "/usr/bin/env")
+        #expect(environment.status != 0)
+        #expect(
+            environment.error.contains("HTTPS_PROXY: the upstream proxy \"ftp://***@proxy:21\""), "\(environment.error)"
+        )
+        #expect(!environment.error.contains("hunter2"))
+    }
+}
