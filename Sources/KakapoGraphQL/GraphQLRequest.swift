@@ -41,10 +41,7 @@ public struct GraphQLRequest: Sendable {
             guard request.target.utf8.contains(UInt8(ascii: "?")), request.target.contains("query=") else { return nil }
             guard let query = Self.parameter("query", in: request) else { return nil }
             document = query
-        } else if request.method == .post, let type = request.headers["Content-Type"],
-            type.utf8.count >= 19, type.lowercased().hasPrefix("application/graphql"),
-            !type.lowercased().hasPrefix("application/graphql-response")
-        {
+        } else if request.method == .post, let type = request.headers["Content-Type"], Self.isGraphQLType(type) {
             document = String(decoding: request.body, as: UTF8.self)
         } else {
             return nil
@@ -91,6 +88,22 @@ public struct GraphQLRequest: Sendable {
     /// The request in the form it is compared in: one operation's `matchingForm`, or an array of them.
     public var matchingForm: JSONValue {
         isBatch ? .array(operations.map(\.matchingForm)) : operations[0].matchingForm
+    }
+
+    /// `application/graphql`, with or without parameters, in any case (not `application/graphql-response+json`,
+    /// which is JSON). Compared byte by byte: this runs for every POST.
+    static func isGraphQLType(_ type: String) -> Bool {
+        let expected = "application/graphql".utf8
+        let bytes = type.utf8
+        guard bytes.count >= expected.count else { return false }
+        var index = bytes.startIndex
+        for byte in expected {
+            let actual = bytes[index]
+            // ASCII letters compared without case.
+            guard actual == byte || (actual >= 0x41 && actual <= 0x5A && actual | 0x20 == byte) else { return false }
+            index = bytes.index(after: index)
+        }
+        return index == bytes.endIndex || bytes[index] == UInt8(ascii: ";") || bytes[index] == UInt8(ascii: " ")
     }
 
     /// The first value of the query parameter `name`, percent-decoded (`+` is a space).

@@ -1,7 +1,8 @@
-import KakapoGraphQL
 import KakapoHTTP
 import KakapoJSON
 import Testing
+
+@testable import KakapoGraphQL
 
 @Suite("GraphQL documents")
 struct GraphQLDocumentTests {
@@ -135,5 +136,16 @@ struct GraphQLHostileInputTests {
             recorded: batch, recordedForm: shorter, live: batch, liveForm: batch.matchingForm,
             hidesValue: { _ in false })
         #expect(differences.lines.isEmpty)
+    }
+}
+
+@Suite("GraphQL content type")
+struct GraphQLContentTypeTests {
+    @Test("application/graphql in any case and with parameters; not graphql-response")
+    func contentType() {
+        #expect(GraphQLRequest.isGraphQLType("application/graphql"))
+        #expect(GraphQLRequest.isGraphQLType("Application/GraphQL; charset=utf-8"))
+        #expect(!GraphQLRequest.isGraphQLType("application/graphql-response+json"))
+        #expect(!GraphQLRequest.isGraphQLType("application/json"))
     }
 }
