@@ -249,5 +249,109 @@ extension HTTPSTests {
             await server.stop()
             try await proxy.stop()
         }
+
+        /// A TLS front for tinyproxy (which speaks no TLS itself): Python's ssl module relaying to its port.
+        static let tlsRelay = #"""
+            import socket, ssl, sys, threading
+            listen_port, target_port, cert, key = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            server = socket.create_server(("127.0.0.1", listen_port))
+            def pipe(a, b):
+                try:
+                    while True:
+                        data = a.recv(65536)
+                        if not data: break
+                        b.sendall(data)
+                except OSError: pass
+                for s in (a, b):
+                    try: s.shutdown(socket.SHUT_RDWR)
+                    except OSError: pass
+            def serve(raw):
+                try: conn = context.wrap_socket(raw, server_side=True)
+                except (OSError, ssl.SSLError): raw.close(); return
+                upstream = socket.create_connection(("127.0.0.1", target_port))
+                threading.Thread(target=pipe, args=(conn, upstream), daemon=True).start()
+                pipe(upstream, conn)
+            print("ready", flush=True)
+            while True:
+                raw, _ = server.accept()
+                threading.Thread(target=serve, args=(raw,), daemon=True).start()
+            """#
+
+        @Test(
+            "an https:// upstream proxy is trusted through --upstream-ca, refused without it, and not checked with --insecure, for libcurl and for blind tunnels"
+        )
+        func httpsProxy() async throws {
+            let openssl = "/usr/bin/openssl"
+            let python = "/usr/bin/python3"
+            try #require(
+                FileManager.default.isExecutableFile(atPath: openssl)
+                    && FileManager.default.isExecutableFile(atPath: python))
+            let directory = try Fixtures.temporaryDirectory()
+            let (certificate, key) = (directory + "/proxy.pem", directory + "/proxy-key.pem")
+            let made = try await KakapoProcess.run(
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-addext",
+                    "basicConstraints=critical,CA:TRUE", "-days", "2",
+                ], executable: openssl)
+            try #require(made.status == 0, "\(made.error)")
+            let proxy = try await TinyProxy.start(user: "alice", password: Self.password)
+            let secure = try await HTTPSUpstream.start()
+            try Self.tlsRelay.write(toFile: directory + "/relay.py", atomically: true, encoding: .utf8)
+            let relayPort = try ClosedPort().port
+            let relay = try KakapoProcess(
+                [directory + "/relay.py", String(relayPort), String(proxy.port), certificate, key], executable: python)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !relay.standardOutput.contains("ready") && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let bothCAs = directory + "/both.pem"
+            try
+                (String(contentsOfFile: secure.caCertificate, encoding: .utf8)
+                + String(contentsOfFile: certificate, encoding: .utf8))
+                .write(toFile: bothCAs, atomically: true, encoding: .utf8)
+            let through = "https://\(Self.credentials)@127.0.0.1:\(relayPort)"
+            let runs: [(trust: [String], works: Bool)] = [
+                (["--upstream-ca", bothCAs], true),
+                (["--upstream-ca", secure.caCertificate], false),
+                (["--upstream-ca", secure.caCertificate, "--insecure"], true),
+            ]
+            for run in runs {
+                let (process, port) = try await Self.kakapo(
+                    [
+                        "record", "--upstream", "https://127.0.0.1:\(secure.port)", "--cassette",
+                        directory + "/https-proxy.json", "--mode", "all", "--port", "0", "--upstream-proxy", through,
+                    ] + run.trust)
+                let answer = try await Curl.run(["http://127.0.0.1:\(port)/hello/tls"])
+                _ = try await Self.stop(process)
+                if run.works {
+                    #expect(answer.body.contains(#""hello":"tls""#), "\(run.trust): \(answer.body)")
+                } else {
+                    #expect(answer.httpStatus == 502)
+                    #expect(
+                        answer.body.contains(
+                            "cannot reach the upstream proxy https://***@127.0.0.1:\(relayPort): TLS failed"),
+                        "\(answer.body)")
+                }
+            }
+            let (forward, forwardPort) = try await Self.kakapo([
+                "serve", "--proxy", "--intercept", "only.example", "--ca-dir", directory + "/ca", "--port", "0",
+                "--upstream-ca", bothCAs, "--upstream-proxy", through,
+            ])
+            let tunnelled = try await Curl.run([
+                "--proxy", "http://127.0.0.1:\(forwardPort)", "--cacert", secure.caCertificate,
+                "https://127.0.0.1:\(secure.port)/hello/blind",
+            ])
+            _ = try await Self.stop(forward)
+            #expect(tunnelled.body.contains(#""hello":"blind""#), "\(tunnelled.error)")
+            #expect(
+                proxy.log.components(separatedBy: "CONNECT 127.0.0.1:\(secure.port) HTTP/1.1").count == 4,
+                "\(proxy.log)")
+            relay.send(SIGKILL)
+            try await secure.stop()
+            try await proxy.stop()
+        }
     }
 }
