@@ -133,4 +133,32 @@ struct RecordFilterTests {
         #expect(summary.text.contains("2 requests passed through unrecorded (--record-only/--passthrough)"))
         await upstream.stop()
     }
+
+    @Test("a streamed upload the filter keeps out goes upstream unrecorded, marked passthrough; others are recorded")
+    func streamedUpload() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await SessionTests.upstream()
+        var configuration = ProxyConfiguration(
+            mode: .new, cassettePath: directory + "/uploads.json",
+            upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.recordFilter = try RecordFilter(passthrough: ["/uploads/**"])
+        let proxy = try await ProxyHarness.start(configuration)
+        let pipeline = proxy.server.pipeline
+        func upload(_ path: String) async -> Answer {
+            let body = RequestBodyStream(length: 5)
+            return await withCheckedContinuation { continuation in
+                pipeline.forward(HTTP.Request(method: .post, target: path), streaming: body) {
+                    continuation.resume(returning: $0)
+                }
+                _ = body.append(Array("hello".utf8))
+                body.finish()
+            }
+        }
+        #expect(await upload("/uploads/a").source == .passthrough)
+        #expect(await upload("/other").source == .upstream)
+        #expect(upstream.received.map { String(decoding: $0.body, as: UTF8.self) } == ["hello", "hello"])
+        let summary = await proxy.stop()
+        #expect(summary.recorded == 1)
+        await upstream.stop()
+    }
 }
