@@ -26,7 +26,7 @@ public final class LiveResponse: Sendable {
     let window: Int
     private let resumer: TransferResumer
     private let started = ContinuousClock.now
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     private struct State {
         var waiting: [[UInt8]] = []
@@ -43,6 +43,9 @@ public final class LiveResponse: Sendable {
         var pendingOffset: Double?
         /// For `.pieces`: where each piece ends in the body and when its first byte came.
         var pieces: [(end: Int, offset: Double)] = []
+        /// For `.pieces` kept for a break: the body so far (the upstream client hands it over only for an
+        /// answer that ended); nil when not kept or once it outgrew what is kept.
+        var piecesBody: [UInt8]?
         var received = 0
         var lastArrival: Double?
         /// The transfer was held since the last bytes (the client was behind): the gap is not the upstream's.
@@ -60,6 +63,7 @@ public final class LiveResponse: Sendable {
                 return
             case .pieces:
                 received += bytes.count
+                piecesBody? += bytes
                 if let lastArrival, heldSinceLastArrival || offset - lastArrival < StreamRecording.pauseMilliseconds {
                     pieces[pieces.count - 1].end = received
                 } else {
@@ -78,7 +82,13 @@ public final class LiveResponse: Sendable {
         }
     }
 
-    init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20) {
+    /// `keepsPiecesForBreak`: an answer recorded in pieces keeps its bytes here too, so that it can be
+    /// recorded if the upstream breaks it off (`--record-broken-streams`).
+    init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20, keepsPiecesForBreak: Bool = false)
+    {
+        var state = State()
+        if keepsPiecesForBreak && recording == .pieces { state.piecesBody = [] }
+        self.state = Mutex(state)
         self.recording = recording
         self.resumer = resumer
         self.window = window
@@ -131,7 +141,12 @@ public final class LiveResponse: Sendable {
     package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// The body outgrew what is kept for a recording: the answer goes on, but is not recorded.
-    func dropKeptBody() { state.withLock { $0.keptWhole = false } }
+    func dropKeptBody() {
+        state.withLock { state in
+            state.keptWhole = false
+            state.piecesBody = nil
+        }
+    }
 
     /// Whether the completion's response holds the whole body, so the answer can be recorded.
     var isKeptWhole: Bool { state.withLock { $0.keptWhole } }
@@ -184,24 +199,37 @@ public final class LiveResponse: Sendable {
             timed = events
         case .pieces:
             guard pieces.count > 1, pieces.last?.end == body.count else { return nil }
-            var start = 0
-            timed = pieces.map { piece in
-                defer { start = piece.end }
-                return ResponseChunk(offsetMilliseconds: piece.offset, bytes: Array(body[start..<piece.end]))
-            }
+            timed = Self.slices(of: body, at: pieces)
         }
         guard timed.reduce(0, { $0 + $1.bytes.count }) == body.count else { return nil }
         return Self.fromFirstByte(timed)
     }
 
-    /// The timed chunks to record for an answer the upstream broke off: the events or lines that came, the
-    /// last one as far as it came, with offsets from the first byte; nil when there are none, or when the
-    /// answer is recorded whole or in pieces (whose bytes the upstream client keeps, and hands over only for
-    /// an answer that ended).
+    /// The timed chunks to record for an answer the upstream broke off, with offsets from the first byte:
+    /// the events or lines that came (the last one as far as it came), or the pieces that came when they were
+    /// kept (`keepsPiecesForBreak`); nil when nothing came, or for an answer recorded whole.
     func brokenChunks() -> [ResponseChunk]? {
-        guard recording == .events || recording == .lines else { return nil }
-        let events = state.withLock { $0.eventsSoFar }
-        return events.isEmpty ? nil : Self.fromFirstByte(events)
+        let (events, pieces, body) = state.withLock { ($0.eventsSoFar, $0.pieces, $0.piecesBody) }
+        let timed: [ResponseChunk]
+        switch recording {
+        case .whole:
+            return nil
+        case .events, .lines:
+            timed = events
+        case .pieces:
+            guard let body, pieces.last?.end == body.count else { return nil }
+            timed = Self.slices(of: body, at: pieces)
+        }
+        return timed.isEmpty ? nil : Self.fromFirstByte(timed)
+    }
+
+    /// `body` cut where each of `pieces` ends, each with its offset.
+    private static func slices(of body: [UInt8], at pieces: [(end: Int, offset: Double)]) -> [ResponseChunk] {
+        var start = 0
+        return pieces.map { piece in
+            defer { start = piece.end }
+            return ResponseChunk(offsetMilliseconds: piece.offset, bytes: Array(body[start..<piece.end]))
+        }
     }
 
     /// `chunks` with their offsets counted from the first one's.

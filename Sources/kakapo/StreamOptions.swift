@@ -12,7 +12,7 @@ struct StreamOptions: ParsableArguments {
 
     @Flag(
         help:
-            "Record an event stream or JSON-lines stream the upstream breaks off (a reset, a truncated chunked body) with the chunks that came, to replay as the same break; without it such a stream is not recorded."
+            "Record a stream of unknown length (events, JSON lines, a chunked body) that the upstream breaks off (a reset, a truncated chunked body) with the chunks that came, to replay as the same break; without it such a stream is not recorded."
     )
     var recordBrokenStreams = false
 

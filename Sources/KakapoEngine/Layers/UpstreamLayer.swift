@@ -41,7 +41,8 @@ enum UpstreamLayer: PipelineLayer {
                 switch event {
                 case .head(let head, let resumer):
                     let stream = LiveResponse(
-                        recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer)
+                        recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer,
+                        keepsPiecesForBreak: recordsBrokenStreams)
                     live.withLock { $0 = (stream, HTTP.Response(status: head.status, headers: head.headers)) }
                     completion(
                         Answer(
@@ -121,7 +122,7 @@ enum UpstreamLayer: PipelineLayer {
                     guard recordsBreak, stream.isKeptWhole, let chunks = stream.brokenChunks() else {
                         if recordsBreak { stream.finish(broken: true) }
                         logger.warning(
-                            "\(broke); not recorded (\(recordsBrokenStreams ? "only event streams and JSON lines are recorded broken off" : "--record-broken-streams records it with the break"))"
+                            "\(broke); not recorded (\(recordsBrokenStreams ? "only a stream of unknown length that sent something is recorded broken off" : "--record-broken-streams records it with the break"))"
                         )
                         return
                     }
