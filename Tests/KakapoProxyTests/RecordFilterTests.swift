@@ -161,4 +161,23 @@ struct RecordFilterTests {
         #expect(summary.recorded == 1)
         await upstream.stop()
     }
+
+    @Test("routes still answer before the filter: a route's path is answered by the route, the rest passes through")
+    func routesFirst() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await SessionTests.upstream()
+        var configuration = ProxyConfiguration(
+            port: 0, mode: .new, cassettePath: directory + "/routes.json",
+            upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.recordFilter = try RecordFilter(passthrough: ["*"])
+        let server = try ProxyServer(configuration: configuration)
+        server.router.get("/route") { _ in ["from": "route"] }
+        let client = try TestClient(port: try await server.start())
+        #expect(try await client.send(.get, "/route").headers["X-Kakapo-Source"] == "route")
+        #expect(try await client.send(.get, "/other").headers["X-Kakapo-Source"] == "passthrough")
+        #expect(upstream.received.map(\.path) == ["/other"])
+        client.shutdown()
+        #expect(await server.shutdown().recorded == 0)
+        await upstream.stop()
+    }
 }
