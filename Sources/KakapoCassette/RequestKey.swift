@@ -8,7 +8,7 @@ import KakapoHTTP
 /// secret query parameters and headers are ignored, so a replay with a different token still matches.
 /// A GraphQL operation sent as a GET or as `application/graphql` leaves its `query`, `operationName` and
 /// `variables` parameters out: they are compared as the operation (`ComparableBody.graphQL`), whatever the
-/// whitespace of the document.
+/// whitespace of the document (unless bodies are not compared at all, when they stay parameters).
 public struct RequestKey: Hashable, Sendable {
     public let method: String
     public let path: String
@@ -43,7 +43,8 @@ public struct RequestKey: Hashable, Sendable {
         self.query = request.queryItems.compactMap { item in
             let name = item.name.removingPercentEncodingLeniently()
             if matching.ignoredQueryParameters.contains(name) { return nil }
-            if graphQLInParameters, GraphQLRequest.parameterNames.contains(name) { return nil }
+            // With bodies not compared, the operation is not either: its parameters stay in the key.
+            if graphQLInParameters, matching.matchBody, GraphQLRequest.parameterNames.contains(name) { return nil }
             let value =
                 redactor.isSecretQueryParameter(name) || alsoSecret.contains(name)
                 ? Redactor.placeholder : item.value?.removingPercentEncodingLeniently()

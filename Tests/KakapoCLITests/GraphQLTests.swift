@@ -171,6 +171,18 @@ struct GraphQLTests {
         _ = try await process.waitForExit()
     }
 
+    @Test("with --no-match-body a GET's query parameter still tells operations apart")
+    func getWithoutBodyMatching() async throws {
+        let (cassette, answers) = try await Self.record()
+        let process = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0", "--no-match-body"])
+        let client = try TestClient(port: try await process.waitUntilListening())
+        #expect(try await client.send(.get, "/graphql?query=%7B%20me%20%7B%20id%20%7D%20%7D").text == answers[5])
+        #expect(try await client.send(.get, "/graphql?query=%7B%20users%20%7B%20id%20%7D%20%7D").status == 404)
+        client.shutdown()
+        process.send(SIGINT)
+        _ = try await process.waitForExit()
+    }
+
     @Test("a routes file answers by operation name and variables, exact, matches and present")
     func routesCondition() async throws {
         let directory = try Fixtures.temporaryDirectory()
