@@ -1,4 +1,5 @@
 import Foundation
+import KakapoHTTP
 import KakapoTestSupport
 import Testing
 
@@ -30,5 +31,31 @@ struct UpstreamProxyFlagsTests {
             environment.error.contains("HTTPS_PROXY: the upstream proxy \"ftp://***@proxy:21\""), "\(environment.error)"
         )
         #expect(!environment.error.contains("hunter2"))
+    }
+
+    @Test(
+        "in forward mode an HTTP_PROXY that is Kakapo's own address is ignored with a warning, and requests go direct")
+    func forwardProxyIgnoresItself() async throws {
+        let upstream = try await TestUpstream.start { _ in
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "direct"))
+        }
+        let port = try ClosedPort().port
+        let process = try KakapoProcess(
+            [
+                "HTTP_PROXY=http://localhost:\(port)", KakapoProcess.binary, "serve", "--proxy", "--ca-dir",
+                try Fixtures.temporaryDirectory() + "/ca", "--port", String(port),
+            ], executable: "/usr/bin/env")
+        #expect(try await process.waitUntilListening() == port)
+        let answer = try await KakapoProcess.run(
+            ["-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(port)", upstream.baseURL + "/x"],
+            executable: "/usr/bin/curl")
+        #expect(answer.output == "direct", "\(answer.error)")
+        process.send(SIGINT)
+        #expect(try await process.waitForExit() == 0)
+        #expect(
+            process.standardError.contains(
+                "ignoring the upstream proxy http://localhost:\(port) from HTTP_PROXY for http upstreams: it is Kakapo's own address"
+            ), "\(process.standardError)")
+        await upstream.stop()
     }
 }
