@@ -1,5 +1,6 @@
 import Foundation
 import KakapoTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -77,8 +78,17 @@ final class TinyProxy: Sendable {
     /// host:port HTTP/1.1` line per request it took.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// Set once `stop` has ended it.
+    private let stopped = Mutex(false)
+
+    /// A test that fails before `stop` must not leave tinyproxy running (it outlives SIGTERM).
+    deinit {
+        if !stopped.withLock({ $0 }) { process.send(SIGKILL) }
+    }
+
     /// Ends tinyproxy (SIGKILL: on SIGTERM it waits out connections its clients keep alive).
     func stop() async throws {
+        stopped.withLock { $0 = true }
         process.send(SIGKILL)
         _ = try await process.waitForExit()
     }
