@@ -112,10 +112,15 @@ class KakapoURLProtocol: URLProtocol {
             }
             if answer.response?.headers["Content-Encoding"] != nil {
                 // A compressed stream is decompressed whole, as a socket client's URLSession would: a
-                // recorded one is whole already, a live one is collected.
+                // recorded one is whole already (or fails as recorded, when it broke off), a live one is
+                // collected.
                 guard body.isLive else {
                     body.cancel()
-                    loader.deliverWhole(answer, for: url, request: current)
+                    if answer.breaksOff {
+                        loader.client?.urlProtocol(loader, didFailWithError: URLError(.networkConnectionLost))
+                    } else {
+                        loader.deliverWhole(answer, for: url, request: current)
+                    }
                     return
                 }
                 body.collect { bytes, broken in

@@ -44,6 +44,19 @@ struct InProcessBrokenStreamTests {
         #expect(last >= .milliseconds(200) && last < .milliseconds(800), "\(last)")
     }
 
+    @Test("a compressed stream recorded broken off fails with networkConnectionLost too")
+    func compressedBrokenOff() async throws {
+        let path = try Fixtures.temporaryDirectory() + "/gzip.json"
+        // The first bytes of a gzip member, cut off.
+        try """
+        {"version": 1, "interactions": [{"request": {"method": "GET", "url": "/ticks"},
+          "response": {"status": 200, "headers": [["Content-Type", "text/event-stream"], ["Content-Encoding", "gzip"]],
+            "chunks": [{"offsetMs": 0, "base64": "H4sIAAAAAAAAA0pJLEkEBAAA"}], "brokenOff": true}}]}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let replayed = try await Self.load(path, timing: .none)
+        #expect((replayed.error as? URLError)?.code == .networkConnectionLost, "\(String(describing: replayed.error))")
+    }
+
     @Test("the same stream not broken off ends normally, at 0.5x in about 800 ms")
     func endsNormally() async throws {
         let replayed = try await Self.load(Self.cassette(brokenOff: false), timing: try #require(StreamTiming("0.5x")))
