@@ -134,11 +134,18 @@ enum ComparableBody: Sendable {
         }
     }
 
-    /// True when both are GraphQL requests of other operations (names, or the number in a batch), so a miss
-    /// report ranks this recording below those of the request's own operation.
+    /// True when both are GraphQL requests of other operations (names, or the number in a batch), or
+    /// JSON-RPC calls of other methods, so a miss report ranks this recording below those of the request's
+    /// own operation.
     func isOtherOperation(than other: ComparableBody) -> Bool {
-        guard case .graphQL(_, let recorded) = self, case .graphQL(_, let live) = other else { return false }
-        return !recorded.operations.map(\.name).elementsEqual(live.operations.map(\.name))
+        switch (self, other) {
+        case (.graphQL(_, let recorded), .graphQL(_, let live)):
+            return !recorded.operations.map(\.name).elementsEqual(live.operations.map(\.name))
+        case (.json(let recorded), .json(let live)):
+            return JSONRPCMessage.isOtherCall(recorded, than: live)
+        default:
+            return false
+        }
     }
 
     /// How `other` (the request) differs from this (the recording), for miss reports; `redactor` keeps

@@ -64,7 +64,9 @@ struct CassetteCommand: ParsableCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the interactions of a cassette, one per line.",
-            discussion: "A GraphQL request shows its operation next to the URL: POST /graphql  query GetUser.")
+            discussion:
+                "A GraphQL request shows its operation next to the URL (POST /graphql  query GetUser), a JSON-RPC request its method (POST /mcp  jsonrpc tools/call)."
+        )
 
         @Argument(help: "The cassette file.")
         var file: String
@@ -76,9 +78,9 @@ struct CassetteCommand: ParsableCommand {
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
                 let host = interaction.request.headers["Host"] ?? "-"
                 let request = interaction.request
-                let operation = GraphQLRequest(request, json: { try? JSONParser.parse(request.body) }).map {
-                    "  " + $0.label
-                }
+                let operation =
+                    (GraphQLRequest(request, json: { try? JSONParser.parse(request.body) })?.label
+                    ?? JSONRPCMessage.label(for: request)).map { "  " + $0 }
                 print(
                     "#\(position)\t\(request.method)\t\(request.url)\(operation ?? "")\t\(response.status)\t"
                         + "\(response.body.count) B\t\(type)\t\(host)\t\(interaction.recordedAt)")

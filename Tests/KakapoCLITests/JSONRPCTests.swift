@@ -99,6 +99,12 @@ struct JSONRPCTests {
         recorder.send(SIGINT)
         #expect(try await recorder.waitForExit() == 0)
         await upstream.stop()
+        // `cassette show` names each call's method next to the URL.
+        let shown = try await KakapoProcess.run(["cassette", "show", cassette]).output
+        let lines = shown.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("#0\tPOST\t/rpc  jsonrpc add\t200\t") == true, "\(shown)")
+        #expect(lines.contains { $0.hasPrefix("#3\tPOST\t/rpc  jsonrpc batch: add, log, add\t") }, "\(shown)")
+        #expect(lines.contains { $0.hasPrefix("#4\tPOST\t/rpc  jsonrpc notification log\t202\t") }, "\(shown)")
 
         let replayer = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
         let client = try TestClient(port: try await replayer.waitUntilListening())
@@ -135,6 +141,11 @@ struct JSONRPCTests {
         // Other params, or a notification where a request was recorded, are misses.
         let other = try await Self.call(client, #"{"jsonrpc":"2.0","id":43,"method":"add","params":{"a":2,"b":4}}"#)
         #expect(other.status == 404 && other.text.contains("/params/b"), "\(other.text)")
+        // The nearest recording of a miss is a call of the same method, not the first in the cassette.
+        let otherEcho = try await Self.call(client, #"{"jsonrpc":"2.0","id":44,"method":"echo","params":["y"]}"#)
+        let report = try JSONSerialization.jsonObject(with: Data(otherEcho.body)) as? [String: Any]
+        let nearest = (report?["nearest"] as? [[String: Any]])?.first
+        #expect(nearest?["interaction"] as? Int == 2, "\(otherEcho.text)")
         let unanswered = try await Self.call(client, #"{"jsonrpc":"2.0","method":"add","params":{"a":2,"b":3}}"#)
         #expect(unanswered.status == 404)
         replayer.send(SIGINT)
