@@ -191,17 +191,11 @@ public final class LiveResponse: Sendable {
     /// whose chunks do not add up to `body`).
     func chunks(of body: [UInt8]) -> [ResponseChunk]? {
         let (events, pieces) = state.withLock { ($0.events, $0.pieces) }
-        var timed: [ResponseChunk]
-        switch recording {
-        case .whole:
-            return nil
-        case .events, .lines:
-            timed = events
-        case .pieces:
-            guard pieces.count > 1, pieces.last?.end == body.count else { return nil }
-            timed = Self.slices(of: body, at: pieces)
-        }
-        guard timed.reduce(0, { $0 + $1.bytes.count }) == body.count else { return nil }
+        // A single piece is an answer that came at once: it is recorded whole.
+        guard recording != .pieces || pieces.count > 1,
+            let timed = cut(events: events, pieces: pieces, body: body),
+            timed.reduce(0, { $0 + $1.bytes.count }) == body.count
+        else { return nil }
         return Self.fromFirstByte(timed)
     }
 
@@ -210,25 +204,27 @@ public final class LiveResponse: Sendable {
     /// kept (`keepsPiecesForBreak`); nil when nothing came, or for an answer recorded whole.
     func brokenChunks() -> [ResponseChunk]? {
         let (events, pieces, body) = state.withLock { ($0.eventsSoFar, $0.pieces, $0.piecesBody) }
-        let timed: [ResponseChunk]
+        guard let timed = cut(events: events, pieces: pieces, body: body), !timed.isEmpty else { return nil }
+        return Self.fromFirstByte(timed)
+    }
+
+    /// The chunks as `recording` cuts the answer: `events` for events and lines, `body` cut where each of
+    /// `pieces` ends for pieces (nil when they do not end where it does); nil for an answer recorded whole.
+    private func cut(events: [ResponseChunk], pieces: [(end: Int, offset: Double)], body: [UInt8]?)
+        -> [ResponseChunk]?
+    {
         switch recording {
         case .whole:
             return nil
         case .events, .lines:
-            timed = events
+            return events
         case .pieces:
             guard let body, pieces.last?.end == body.count else { return nil }
-            timed = Self.slices(of: body, at: pieces)
-        }
-        return timed.isEmpty ? nil : Self.fromFirstByte(timed)
-    }
-
-    /// `body` cut where each of `pieces` ends, each with its offset.
-    private static func slices(of body: [UInt8], at pieces: [(end: Int, offset: Double)]) -> [ResponseChunk] {
-        var start = 0
-        return pieces.map { piece in
-            defer { start = piece.end }
-            return ResponseChunk(offsetMilliseconds: piece.offset, bytes: Array(body[start..<piece.end]))
+            var start = 0
+            return pieces.map { piece in
+                defer { start = piece.end }
+                return ResponseChunk(offsetMilliseconds: piece.offset, bytes: Array(body[start..<piece.end]))
+            }
         }
     }
 
