@@ -77,7 +77,7 @@ package enum AdminEndpoints {
     /// The refusal for a request that may not use the admin endpoints; nil when it may.
     static func refusal(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> Answer? {
         if let token = pipeline.configuration.adminToken {
-            guard request.headers["Authorization"] == "Bearer " + token else {
+            guard ConstantTime.isBearer(request.headers["Authorization"], token: token) else {
                 return Answer(
                     response: .json(
                         ["error": "the admin endpoints need Authorization: Bearer <admin token>"], status: 401),
@@ -100,7 +100,9 @@ package enum AdminEndpoints {
     package static func browserRefusal(_ request: HTTP.Request, listening: ListeningAddress, pipeline: RequestPipeline)
         -> Answer?
     {
-        if let token = pipeline.configuration.adminToken, request.headers["Authorization"] == "Bearer " + token {
+        if let token = pipeline.configuration.adminToken,
+            ConstantTime.isBearer(request.headers["Authorization"], token: token)
+        {
             return nil
         }
         let why: String

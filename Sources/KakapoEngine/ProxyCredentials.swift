@@ -1,4 +1,5 @@
 import Foundation
+import KakapoHTTP
 
 /// The credentials Kakapo's own forward proxy requires (`--proxy-auth USER:PASSWORD`): requests it handles
 /// as a proxy must carry `Proxy-Authorization: Basic base64(USER:PASSWORD)`, or, to name a cassette session
@@ -59,8 +60,8 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible {
             let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
         else { return .refused }
         let name = decoded[..<colon]
-        let nameMatches = Self.same(name.prefix(userBytes.count), userBytes)
-        let passwordMatches = Self.same(decoded[(colon + 1)...], passwordBytes)
+        let nameMatches = ConstantTime.equal(name.prefix(userBytes.count), userBytes)
+        let passwordMatches = ConstantTime.equal(decoded[(colon + 1)...], passwordBytes)
         guard nameMatches && passwordMatches else { return .refused }
         let rest = name.dropFirst(userBytes.count)
         guard let plus = rest.first else { return .accepted(session: nil) }
@@ -78,16 +79,6 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible {
             let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces))
         else { return nil }
         return Array(decoded)
-    }
-
-    /// Whether `given` is `expected`, in a time that depends on `expected`'s length only.
-    private static func same(_ given: ArraySlice<UInt8>, _ expected: [UInt8]) -> Bool {
-        var difference: UInt8 = given.count == expected.count ? 0 : 1
-        for offset in 0..<expected.count {
-            let index = given.startIndex + offset
-            difference |= (index < given.endIndex ? given[index] : 0) ^ expected[offset]
-        }
-        return difference == 0
     }
 
     private static func isSessionByte(_ byte: UInt8) -> Bool {
