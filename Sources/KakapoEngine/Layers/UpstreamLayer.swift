@@ -60,15 +60,20 @@ enum UpstreamLayer: PipelineLayer {
             upstream.send(prepared, bodyStream: bodyStream, keepsStreamedBody: session != nil, onStream: onStream) {
                 result in
                 let (stream, head) = live.withLock { ($0?.stream, $0?.head) }
-                // A broken stream being recorded ends for its client once the recording is journaled, so a
-                // client that saw the break can count on the recording.
+                // A stream being recorded, whole or broken off, ends for its client once the recording is
+                // journaled, so a client that saw the end (or the break) can count on the recording.
                 let cancelled = stream?.isCancelled == true
                 let recordsBreak: Bool
+                let endsAfterRecording: Bool
                 switch result {
-                case .success: recordsBreak = false
-                case .failure: recordsBreak = recordsBrokenStreams && session != nil && stream != nil && !cancelled
+                case .success:
+                    recordsBreak = false
+                    endsAfterRecording = session != nil && stream?.isKeptWhole == true
+                case .failure:
+                    recordsBreak = recordsBrokenStreams && session != nil && stream != nil && !cancelled
+                    endsAfterRecording = recordsBreak
                 }
-                if let stream, !recordsBreak {
+                if let stream, !endsAfterRecording {
                     var failed = false
                     if case .failure = result { failed = true }
                     stream.finish(broken: failed)
@@ -108,7 +113,7 @@ enum UpstreamLayer: PipelineLayer {
                     // once the recording is in the journal, so nothing answered is lost to kill -9 and
                     // requests a client sends one after the other are recorded in that order.
                     session.record(interaction, replacing: replacing) {
-                        if stream == nil { completion(answer) }
+                        if let stream { stream.finish() } else { completion(answer) }
                     }
                 case .failure(let error) where cancelled:
                     logger.debug("the client left before the end of a streamed answer: \(error.message)")
