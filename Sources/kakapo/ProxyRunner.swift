@@ -105,7 +105,9 @@ struct ProxyRunner {
         let scheme = https.listensWithTLS ? "https" : "http"
         FileHandle.standardOutput.write(Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8))
         if https.proxy {
-            let address = "\(scheme)://\(displayHost):\(port)"
+            // With --proxy-auth clients put the credentials in the URL; the log names the user, never the password.
+            let user = configuration.forwardProxy?.credentials.map { "\($0.user):PASSWORD@" } ?? ""
+            let address = "\(scheme)://\(user)\(displayHost):\(port)"
             logger.info(
                 "forward proxy: export HTTP_PROXY=\(address) HTTPS_PROXY=\(address); clients trust \(authority?.certificatePath ?? "Kakapo's CA") (kakapo ca trust)"
             )
