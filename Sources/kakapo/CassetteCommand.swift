@@ -71,6 +71,13 @@ struct CassetteCommand: ParsableCommand {
         @Argument(help: "The cassette file.")
         var file: String
 
+        /// How a streamed answer came: ` in 5 chunks`, `, broken off` when the upstream broke it; empty for a
+        /// whole answer.
+        static func stream(of interaction: Interaction) -> String {
+            guard let chunks = interaction.chunks else { return "" }
+            return " in \(chunks.count) chunks" + (interaction.brokenOff ? ", broken off" : "")
+        }
+
         func run() throws {
             let cassette = try loadOrExit(file)
             for (position, interaction) in cassette.interactions.enumerated() {
@@ -83,7 +90,8 @@ struct CassetteCommand: ParsableCommand {
                     ?? JSONRPCMessage.label(for: request)).map { "  " + $0 }
                 print(
                     "#\(position)\t\(request.method)\t\(request.url)\(operation ?? "")\t\(response.status)\t"
-                        + "\(response.body.count) B\t\(type)\t\(host)\t\(interaction.recordedAt)")
+                        + "\(response.body.count) B\(Self.stream(of: interaction))\t\(type)\t\(host)\t"
+                        + interaction.recordedAt)
             }
         }
     }

@@ -116,6 +116,8 @@ struct BrokenStreamTests {
         let offsets = chunks.compactMap { ($0["offsetMs"] as? NSNumber)?.doubleValue }
         try #require(offsets.count == 2, "\(offsets)")
         #expect(offsets[0] == 0 && offsets[1] > 100, "\(offsets)")
+        let shown = try await KakapoProcess.run(["cassette", "show", cassette]).output
+        #expect(shown.contains(" B in 2 chunks, broken off\t\(contentType)\t"), "\(shown)")
 
         // The upstream is gone: the replay breaks off after the second chunk, at the recorded pace.
         let replayer = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
