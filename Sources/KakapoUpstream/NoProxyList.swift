@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import KakapoHTTP
 
 /// The hosts that bypass the upstream proxy (`--no-proxy`, `NO_PROXY`): one matcher for libcurl's
 /// transfers and for the tunnels Kakapo opens itself. Entries are separated by commas (or spaces):
@@ -64,14 +60,14 @@ public struct NoProxyList: Sendable, Equatable, CustomStringConvertible {
                 continue
             }
             if let slash = entry.firstIndex(of: "/") {
-                let address = NoProxyList.address(NoProxyList.unbracketed(String(entry[..<slash])))
+                let address = IPAddressBytes.parse(NoProxyList.unbracketed(String(entry[..<slash])))
                 guard let address, let bits = Int(entry[entry.index(after: slash)...]),
                     (0...(address.count * 8)).contains(bits)
                 else { throw invalid("\"\(entry)\" is not a CIDR range such as 10.0.0.0/8 or fd00::/8") }
                 ranges.append(AddressRange(bytes: address, bits: bits))
                 continue
             }
-            if let address = NoProxyList.address(NoProxyList.unbracketed(entry)) {
+            if let address = IPAddressBytes.parse(NoProxyList.unbracketed(entry)) {
                 ranges.append(AddressRange(bytes: address, bits: address.count * 8))
                 continue
             }
@@ -95,7 +91,7 @@ public struct NoProxyList: Sendable, Equatable, CustomStringConvertible {
         if isEmpty { return false }
         var host = NoProxyList.unbracketed(host.lowercased())
         while host.hasSuffix(".") { host.removeLast() }
-        if let address = NoProxyList.address(host) {
+        if let address = IPAddressBytes.parse(host) {
             return ranges.contains { $0.contains(address) }
         }
         return names.contains { name in
@@ -107,18 +103,4 @@ public struct NoProxyList: Sendable, Equatable, CustomStringConvertible {
         host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
-    /// The bytes of an IPv4 (4) or IPv6 (16) address written as text (without brackets); nil for anything
-    /// else.
-    package static func address(_ text: String) -> [UInt8]? {
-        guard !text.isEmpty, text.utf8.count < 64 else { return nil }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
-    }
 }

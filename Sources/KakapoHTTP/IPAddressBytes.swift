@@ -4,11 +4,12 @@
     import Darwin
 #endif
 
-/// The bytes of an IPv4 or IPv6 address written as text, as a certificate's subject alternative name
-/// holds them.
-enum IPAddressBytes {
+/// The bytes of an IPv4 or IPv6 address written as text (an IPv6 one with or without brackets), as a
+/// certificate's subject alternative name holds them and as `--no-proxy` ranges compare them.
+package enum IPAddressBytes {
     /// 4 or 16 bytes, or nil when `text` is not an IP address.
-    static func parse(_ text: String) -> [UInt8]? {
+    package static func parse(_ text: String) -> [UInt8]? {
+        guard !text.isEmpty, text.utf8.count < 64 else { return nil }
         var host = text
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         var v4 = in_addr()
