@@ -21,7 +21,8 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `http(s)://[user[:password]@]host[:port][/]`; a URL with no scheme (`proxy.corp:3128`, as
     /// environment variables often hold) is `http://`. The port defaults to 80 for `http` and 443 for
-    /// `https`. Throws `invalidURL` with a message that shows the credentials as `***`.
+    /// `https`. The credentials run to the last `@`, so a password may hold a raw `/`, `?`, `#`, `@` or `:`
+    /// as well as percent-escapes. Throws `invalidURL` with a message that shows the credentials as `***`.
     public init(parsing text: String) throws(UpstreamError) {
         let shown = UpstreamProxy.redacting(text)
         func invalid(_ why: String) -> UpstreamError {
@@ -30,24 +31,19 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
         guard text.utf8.count <= UpstreamProxy.maximumLength else {
             throw invalid("is longer than \(UpstreamProxy.maximumLength) bytes")
         }
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
-        var scheme = "http"
-        if let separator = rest.range(of: "://") {
-            scheme = rest[..<separator.lowerBound].lowercased()
-            rest = rest[separator.upperBound...]
-        }
+        let parts = UpstreamProxy.split(Substring(text.trimmingCharacters(in: .whitespaces)))
+        let scheme = parts.scheme?.lowercased() ?? "http"
         guard scheme == "http" || scheme == "https" else {
             throw invalid("must be an http:// or https:// URL (SOCKS proxies are not supported)")
         }
-        if let slash = rest.firstIndex(of: "/") {
-            guard rest[slash...] == "/" else { throw invalid("must not have a path") }
-            rest = rest[..<slash]
+        var rest = parts.address
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+            guard rest[end...] == "/" else { throw invalid("must not have a path") }
+            rest = rest[..<end]
         }
         var username: String?
         var password: String?
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
+        if let credentials = parts.credentials {
             let colon = credentials.firstIndex(of: ":")
             let user = credentials[..<(colon ?? credentials.endIndex)]
             let secret = colon.map { credentials[credentials.index(after: $0)...] } ?? ""
@@ -86,12 +82,32 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
         return "Basic " + Data((username + ":" + (password ?? "")).utf8).base64EncodedString()
     }
 
-    /// `text` with whatever stands between `://` (or the start) and the last `@` before the host replaced by
-    /// `***`: for messages about a URL that may not parse.
+    /// `text` with its credentials (see `split`) replaced by `***`: for messages about a URL that may not
+    /// parse. At most 200 characters.
     static func redacting(_ text: String) -> String {
-        let start = text.range(of: "://")?.upperBound ?? text.startIndex
-        let end = text[start...].firstIndex(of: "/") ?? text.endIndex
-        guard let at = text[start..<end].lastIndex(of: "@") else { return String(text.prefix(200)) }
-        return String((text[..<start] + "***" + text[at...]).prefix(200))
+        let parts = split(Substring(text))
+        let scheme = parts.scheme.map { $0 + "://" } ?? ""
+        return String((scheme + (parts.credentials == nil ? "" : "***@") + parts.address).prefix(200))
+    }
+
+    /// Splits a proxy URL into its scheme (before the first `://`, when that is a scheme's name), its
+    /// credentials (everything after the scheme up to the LAST `@`, so a raw `/`, `?`, `#`, `@` or `:` in a
+    /// password stays in the password, which no message then shows), and the rest (`host:port`, maybe with
+    /// a path). RFC 3986 would end the credentials at the first `/`, `?` or `#`, but a proxy URL has no
+    /// path, and a host no `@`: the last `@` is where a password like `se/cret` ends.
+    private static func split(_ text: Substring) -> (scheme: Substring?, credentials: Substring?, address: Substring) {
+        var rest = text
+        var scheme: Substring?
+        if let separator = text.range(of: "://") {
+            let name = text[..<separator.lowerBound]
+            if let first = name.first, first.isASCII, first.isLetter,
+                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+            {
+                scheme = name
+                rest = text[separator.upperBound...]
+            }
+        }
+        guard let at = rest.lastIndex(of: "@") else { return (scheme, nil, rest) }
+        return (scheme, rest[..<at], rest[rest.index(after: at)...])
     }
 }

@@ -12,6 +12,8 @@ struct UpstreamProxyFlagsTests {
         let cases: [(arguments: [String], message: String)] = [
             (["--upstream-proxy", "socks5://carol:hunter2@proxy:1080"], "must be an http:// or https:// URL"),
             (["--upstream-proxy", "http://carol:hunter2@proxy:3128/path"], "\"http://***@proxy:3128/path\""),
+            (["--upstream-proxy", "http://carol:hun/ter2@proxy:3128/path"], "\"http://***@proxy:3128/path\""),
+            (["--upstream-proxy", "carol:h?u#n/ter2@x@proxy:99999"], "\"***@proxy:99999\""),
             (["--no-proxy", "10.0.0.0/40"], "--no-proxy: \"10.0.0.0/40\" is not a CIDR range"),
             (
                 ["--upstream-proxy", "http://proxy:3128", "--ignore-env-proxy"],
@@ -22,7 +24,7 @@ struct UpstreamProxyFlagsTests {
             let result = try await KakapoProcess.run(base + item.arguments)
             #expect(result.status == 2, "\(item.arguments): \(result.error)")
             #expect(result.error.contains(item.message), "\(result.error)")
-            #expect(!result.error.contains("hunter2"))
+            #expect(!result.error.contains("hunter2") && !result.error.contains("ter2"))
         }
         let environment = try await KakapoProcess.run(
             ["HTTPS_PROXY=ftp://carol:hunter2@proxy:21", KakapoProcess.binary] + base, executable: "/usr/bin/env")
@@ -31,6 +33,13 @@ struct UpstreamProxyFlagsTests {
             environment.error.contains("HTTPS_PROXY: the upstream proxy \"ftp://***@proxy:21\""), "\(environment.error)"
         )
         #expect(!environment.error.contains("hunter2"))
+        let slashed = try await KakapoProcess.run(
+            ["HTTPS_PROXY=http://carol:hun/ter2@proxy:3128/x", KakapoProcess.binary] + base, executable: "/usr/bin/env")
+        #expect(slashed.status != 0)
+        #expect(
+            slashed.error.contains("HTTPS_PROXY: the upstream proxy \"http://***@proxy:3128/x\" must not have a path"),
+            "\(slashed.error)")
+        #expect(!slashed.error.contains("ter2"))
     }
 
     @Test(

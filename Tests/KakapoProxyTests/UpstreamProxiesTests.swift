@@ -32,6 +32,33 @@ struct UpstreamProxiesTests {
         }
     }
 
+    @Test("a password with a raw /, ?, #, @ or : is the credentials' up to the last @, and no message shows it")
+    func readsRawPasswords() throws {
+        for (text, password) in [
+            ("http://bob:se/cret@proxy:3128", "se/cret"), ("http://bob:se/cr?e#t@x@proxy:3128/", "se/cr?e#t@x"),
+            ("bob:a://b/@proxy:3128", "a://b/"), ("HTTPS://bob:%2F%3F:#?@Proxy:3128", "/?:#?"),
+        ] {
+            let proxy = try UpstreamProxy(parsing: text)
+            #expect(proxy.username == "bob" && proxy.password == password, "\(text)")
+            #expect(proxy.url == (text.hasPrefix("HTTPS") ? "https" : "http") + "://proxy:3128", "\(text)")
+            #expect(proxy.description.hasSuffix("://***@proxy:3128"))
+        }
+        for (text, shown) in [
+            ("http://bob:se/cret@proxy:3128/path", "\"http://***@proxy:3128/path\""),
+            ("http://bob:se/cr?e#t@x@proxy:3128?q", "\"http://***@proxy:3128?q\""),
+            ("socks5://bob:se/cret@proxy:1080", "\"socks5://***@proxy:1080\""),
+            ("bob:se/cret://x@", "\"***@\""), ("http://bob:se/cret%zz@proxy:3128", "\"http://***@proxy:3128\""),
+            ("http://bob:se/cret@proxy:99999", "\"http://***@proxy:99999\""),
+        ] {
+            #expect {
+                try UpstreamProxy(parsing: text)
+            } throws: { error in
+                let message = (error as? UpstreamError)?.message ?? ""
+                return message.contains(shown) && !message.contains("cret") && !message.contains("bob")
+            }
+        }
+    }
+
     @Test("--no-proxy matches names with their subdomains, leading-dot domains, addresses, CIDR ranges and *")
     func matchesNoProxyEntries() throws {
         let list = try NoProxyList(
