@@ -78,30 +78,53 @@ public struct MissReport: Sendable {
     /// given the benefit of the doubt (its full comparison decides).
     static let operationNameScanLimit = 64 * 1024
 
-    /// The name of the request's GraphQL operation (the first of a batch), as bytes; nil for other requests
-    /// and anonymous operations.
+    /// The name of the request's GraphQL operation (the first of a batch), as bytes; nil for other requests,
+    /// anonymous operations and a name that is not a GraphQL name (`[_A-Za-z][_0-9A-Za-z]*`), which no
+    /// recording can hold as one.
     static func operationName(of body: ComparableBody) -> [UInt8]? {
         guard case .graphQL(_, let request) = body, let name = request.operations.first?.name, !name.isEmpty
         else { return nil }
-        return Array(name.utf8)
+        let bytes = Array(name.utf8)
+        guard bytes.allSatisfy(isNameByte), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[0]) else {
+            return nil
+        }
+        return bytes
     }
 
     /// False only when `recorded` cannot be of the operation `name`: the name is nowhere in its target or in
-    /// the first `operationNameScanLimit` bytes of its body. Cheap, so a cassette of thousands of
-    /// operations on one URL still shortlists the right ones.
+    /// the first `operationNameScanLimit` bytes of its body, as a whole word. Cheap (one pass over each, however
+    /// long the name), so a cassette of thousands of operations on one URL still shortlists the right ones.
     static func mayName(_ name: [UInt8], _ recorded: HTTP.Request) -> Bool {
         if recorded.body.count > operationNameScanLimit { return true }
-        return contains(name, in: recorded.body) || contains(name, in: Array(recorded.target.utf8))
+        return holdsWord(name, in: recorded.body) || holdsWord(name, in: Array(recorded.target.utf8))
     }
 
-    private static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-        let first = needle[0]
-        for start in 0...(haystack.count - needle.count)
-        where haystack[start] == first && haystack[start..<(start + needle.count)].elementsEqual(needle) {
-            return true
+    /// Whether `word` is one of the runs of name bytes in `text`: each byte is looked at once, and a run is
+    /// compared only when it is as long as the word, so the time is linear in `text` whatever `word` is.
+    private static func holdsWord(_ word: [UInt8], in text: [UInt8]) -> Bool {
+        guard !word.isEmpty, text.count >= word.count else { return false }
+        var start = 0
+        var index = 0
+        while index <= text.count {
+            if index < text.count, isNameByte(text[index]) {
+                index += 1
+                continue
+            }
+            if index - start == word.count, text[start..<index].elementsEqual(word) { return true }
+            index += 1
+            start = index
         }
         return false
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
     }
 
     /// The part of the score that host, method and path make, worked out on the bytes as they are.
