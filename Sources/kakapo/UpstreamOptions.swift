@@ -27,7 +27,7 @@ struct UpstreamOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Reach upstreams through this HTTP proxy: http(s)://[user:password@]host:port (the credentials are never logged or recorded). Default: HTTPS_PROXY / HTTP_PROXY from the environment.",
+            "Reach upstreams through this HTTP proxy: http(s)://[user:password@]host:port (the credentials are never logged or recorded, but other users can see them in `ps`: prefer HTTPS_PROXY / HTTP_PROXY in the environment for a proxy that wants them). Default: HTTPS_PROXY / HTTP_PROXY from the environment.",
             valueName: "url"))
     var upstreamProxy: String?
 
