@@ -5,9 +5,11 @@ import KakapoJSON
 public struct GraphQLOperation: Sendable {
     /// The query document.
     public let document: GraphQLDocument
-    /// `operationName` as sent; nil when the client gave none.
+    /// `operationName` as sent; nil when the client gave none (or an empty one, which GraphQL servers read as
+    /// none).
     public let operationName: String?
-    /// The variables as sent; nil when the client gave none (or null).
+    /// The variables as sent; nil when the client gave none (or null, or an empty object: the same to a
+    /// server).
     public let variables: JSONValue?
     /// Other members of the operation's JSON object, in order (`extensions`); empty for the other forms.
     public let otherMembers: [(key: String, value: JSONValue)]
@@ -19,9 +21,13 @@ public struct GraphQLOperation: Sendable {
     ) {
         guard let document = GraphQLDocument(query) else { return nil }
         self.document = document
-        self.operationName = operationName
+        self.operationName = operationName?.isEmpty == true ? nil : operationName
         // Not `flatMap`: JSONValue is ExpressibleByNilLiteral, so a `nil` there would be `.null`.
-        if let variables, !variables.isNull { self.variables = variables } else { self.variables = nil }
+        if let variables, !variables.isNull, variables.objectValue?.members.isEmpty != true {
+            self.variables = variables
+        } else {
+            self.variables = nil
+        }
         self.otherMembers = otherMembers
     }
 

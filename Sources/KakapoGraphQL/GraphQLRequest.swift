@@ -46,7 +46,7 @@ public struct GraphQLRequest: Sendable {
         } else {
             return nil
         }
-        let variables = Self.parameter("variables", in: request).map { text in
+        let variables = Self.parameter("variables", in: request).flatMap { $0.isEmpty ? nil : $0 }.map { text in
             (try? JSONParser.parse(text)) ?? .string(text)
         }
         guard

@@ -77,6 +77,20 @@ struct GraphQLDocumentTests {
         #expect(GraphQLRequest(outsideJSONBody: HTTP.Request(method: .get, target: "/search?q=query=1")) == nil)
         #expect(GraphQLRequest(json: ["query": "red shoes"]) == nil)
     }
+
+    @Test("an empty operationName and empty variables are the same as none, as GraphQL servers read them")
+    func emptyMeansAbsent() throws {
+        let plain = try #require(GraphQLRequest(json: ["query": "{ me }"]))
+        let empty = try #require(GraphQLRequest(json: ["query": "{ me }", "operationName": "", "variables": [:]]))
+        #expect(empty.operations[0].operationName == nil && empty.operations[0].variables == nil)
+        #expect(empty.label == plain.label)
+        let get = try #require(
+            GraphQLRequest(
+                outsideJSONBody: HTTP.Request(
+                    method: .get, target: "/graphql?query=%7B%20me%20%7D&operationName=&variables=")
+            ))
+        #expect(get.operations[0].operationName == nil && get.operations[0].variables == nil)
+    }
 }
 
 @Suite("GraphQL differences")
