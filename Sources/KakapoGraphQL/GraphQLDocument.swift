@@ -10,6 +10,7 @@
 public struct GraphQLDocument: Sendable {
     /// One operation a document defines.
     public struct Operation: Sendable, Equatable {
+        /// Query, mutation or subscription.
         public let kind: GraphQLOperationKind
         /// Nil for an anonymous operation.
         public let name: String?
@@ -77,11 +78,6 @@ public struct GraphQLDocument: Sendable {
             }
         }
     }
-}
-
-/// The kind of a GraphQL operation.
-public enum GraphQLOperationKind: String, Sendable {
-    case query, mutation, subscription
 }
 
 /// Follows the top level of a document token by token to find its operations: a definition starts with

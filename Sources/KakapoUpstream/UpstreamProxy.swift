@@ -10,6 +10,7 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
     public let scheme: String
     /// The proxy's host, without brackets for IPv6.
     public let host: String
+    /// The proxy's port: the URL's, else 80 for `http` and 443 for `https`.
     public let port: Int
     /// The user name, percent-decoded; nil without credentials.
     public let username: String?
