@@ -1,4 +1,5 @@
 import KakapoHTTP
+import KakapoUpstream
 
 extension RecordFilter.Pattern {
     /// The path part of a pattern: segments to match as written, `*` for exactly one segment and `**` for
@@ -41,7 +42,13 @@ extension RecordFilter.Pattern {
                             "\"\(part)\": * stands for a whole segment (/users/*/posts) and ** for any number of them (/v1/**); neither may stand inside a segment"
                         )
                     }
-                    runs[runs.count - 1].append(.literal(String(part).percentEncodingNormalized()))
+                    let literal = String(part).percentEncodingNormalized()
+                    guard literal != "." && literal != ".." else {
+                        throw failure(
+                            "\"\(part)\": request paths are matched with their dot-segments resolved, as they go upstream: give the path that . and .. lead to"
+                        )
+                    }
+                    runs[runs.count - 1].append(.literal(literal))
                 }
             }
             head = runs[0]
@@ -54,12 +61,50 @@ extension RecordFilter.Pattern {
             }
         }
 
-        /// A request path's segments, with its escapes in the spelling matching uses (the query left out
-        /// by the caller).
-        static func segments(of path: String) -> [Substring] {
-            let normalized = path.percentEncodingNormalized()
-            let relative = normalized.hasPrefix("/") ? normalized.dropFirst() : normalized[...]
-            return relative.split(separator: "/", omittingEmptySubsequences: false)
+        /// The ways the upstream may read the path of a request `target` (`/path?query` or with a
+        /// `#fragment`), each as segments in the spelling matching uses. First the path libcurl sends: up to
+        /// the first `?` or `#`, its `.` and `..` segments resolved. Then, when that path still spells a
+        /// dot-segment in a way libcurl sends as it is but many servers resolve (`%2e` for a dot, `%2f`,
+        /// `%5c` or `\` for the `/` before it), that path with those resolved too. Linear in the target.
+        static func readings(of target: String) -> [[Substring]] {
+            let end = target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.endIndex
+            let sent = "/" + resolvingDotSegments(segments(of: target[..<end])).joined(separator: "/")
+            let asSent = segments(of: sent.percentEncodingNormalized()[...])
+            guard sent.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }) else {
+                return [asSent]
+            }
+            let decoded = segments(
+                of: String(decoding: UpstreamURL.separatorsAndDotsDecoded(sent.utf8), as: UTF8.self)[...])
+            guard decoded.contains(where: isDotSegment) else { return [asSent] }
+            let resolved = "/" + resolvingDotSegments(decoded).joined(separator: "/")
+            return [asSent, segments(of: resolved.percentEncodingNormalized()[...])]
+        }
+
+        /// The segments of `path`, after its leading `/`.
+        private static func segments(of path: Substring) -> [Substring] {
+            (path.hasPrefix("/") ? path.dropFirst() : path).split(separator: "/", omittingEmptySubsequences: false)
+        }
+
+        /// Whether `segment` is `.` or `..`.
+        private static func isDotSegment(_ segment: Substring) -> Bool {
+            segment == "." || segment == ".."
+        }
+
+        /// A path's `segments` with its dot-segments resolved as RFC 3986 section 5.2.4 (remove_dot_segments)
+        /// and libcurl resolve them: `.` goes, `..` goes with the segment before it (none above the root),
+        /// and a path ending in either keeps its trailing `/`. Linear in the segments.
+        private static func resolvingDotSegments(_ segments: [Substring]) -> [Substring] {
+            var resolved: [Substring] = []
+            resolved.reserveCapacity(segments.count)
+            for (index, segment) in segments.enumerated() {
+                guard isDotSegment(segment) else {
+                    resolved.append(segment)
+                    continue
+                }
+                if segment == "..", !resolved.isEmpty { resolved.removeLast() }
+                if index == segments.count - 1 { resolved.append("") }
+            }
+            return resolved
         }
 
         /// Whether a path of these segments matches.

@@ -8,10 +8,11 @@ extension RecordFilter {
     ///   with `--intercept`), and `*` alone, or nothing before the path (`/health/**`), is any host.
     /// - `PORT`, when given, must be the port the request goes to (80 or 443 when its URL names none);
     ///   without it any port matches. A scheme, when given, must be the request's.
-    /// - `PATH` is a glob over `/`-separated segments, matched against the path without the query, with its
-    ///   escapes in the spelling matching uses (`%7E` is `~`): `*` is exactly one segment, `**` any number
-    ///   of them, none included (`/v1/**` matches `/v1`, `/v1/` and `/v1/users/1`); other segments match
-    ///   as written, and `*` may not stand inside one. Without a path every path matches.
+    /// - `PATH` is a glob over `/`-separated segments, matched against the path without the query, its
+    ///   dot-segments resolved, with its escapes in the spelling matching uses (`%7E` is `~`): `*` is
+    ///   exactly one segment, `**` any number of them, none included (`/v1/**` matches `/v1`, `/v1/` and
+    ///   `/v1/users/1`); other segments match as written, and `*` may not stand inside one, nor may a
+    ///   segment be `.` or `..`. Without a path every path matches.
     ///
     /// Matching costs at most the path's segments times the pattern's, with no backtracking blow-up.
     public struct Pattern: Sendable, Hashable, CustomStringConvertible {
@@ -44,21 +45,14 @@ extension RecordFilter {
             }
         }
 
-        /// What a request is matched on: where it goes, the path there (query included or not) and that
-        /// path's segments.
+        /// What a request is matched on: where it goes and one reading of the path there
+        /// (`PathGlob.readings(of:)`).
         struct Target {
             let scheme: String
             /// In lower case, without brackets.
             let host: String
             let port: Int
             let segments: [Substring]
-
-            init(scheme: String, host: String, port: Int, path: String) {
-                self.scheme = scheme
-                self.host = host
-                self.port = port
-                segments = PathGlob.segments(of: path)
-            }
         }
 
         /// Parses `text`; throws saying what is wrong with it.

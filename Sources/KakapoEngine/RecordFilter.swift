@@ -8,7 +8,8 @@ import KakapoUpstream
 /// A request is kept out when it matches a `passthrough` pattern, or when `recordOnly` has patterns and it
 /// matches none of them. Patterns are matched against the URL as it goes upstream: the request's own origin
 /// in forward mode (absolute-form requests and decrypted tunnels), the `--upstream` URL (its host, and its
-/// path prefix before the request's path) in reverse mode.
+/// path prefix before the request's path) in reverse mode; the path as libcurl sends it, its dot-segments
+/// resolved, and also as an upstream that resolves `%2e` may read it (`PathGlob.readings(of:)`).
 public struct RecordFilter: Sendable {
     /// Requests to record; when there is any, every other request passes through unrecorded.
     public let recordOnly: [Pattern]
@@ -55,18 +56,22 @@ public struct RecordFilter: Sendable {
         let path: String
         if let origin = request.origin {
             destination = RequestOrigin.parts(of: origin)
-            path = request.path
+            path = request.target
         } else if let upstream {
             destination = RequestOrigin.parts(of: upstream.description)
-            path = upstream.pathPrefix + request.path
+            path = upstream.pathPrefix + request.target
         } else {
             return false
         }
         guard let destination else { return false }
-        let target = Pattern.Target(
-            scheme: destination.scheme, host: destination.host.lowercased(), port: destination.port, path: path)
-        if passthrough.contains(where: { $0.matches(target) }) { return true }
-        return !recordOnly.isEmpty && !recordOnly.contains { $0.matches(target) }
+        // Kept out when any way the upstream may read the path keeps it out.
+        return Pattern.PathGlob.readings(of: path).contains { segments in
+            let target = Pattern.Target(
+                scheme: destination.scheme, host: destination.host.lowercased(), port: destination.port,
+                segments: segments)
+            if passthrough.contains(where: { $0.matches(target) }) { return true }
+            return !recordOnly.isEmpty && !recordOnly.contains { $0.matches(target) }
+        }
     }
 }
 

@@ -52,7 +52,7 @@ public struct UpstreamURL: Hashable, Sendable {
 
     /// The path's bytes with `%2e` as `.` and `%2f`, `%5c` and `\\` as `/`, in any case: the spellings an
     /// upstream may resolve as dot-segments.
-    private static func separatorsAndDotsDecoded(_ path: some Collection<UInt8>) -> [UInt8] {
+    package static func separatorsAndDotsDecoded(_ path: some Collection<UInt8>) -> [UInt8] {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(path.count)
         var index = path.startIndex

@@ -125,6 +125,36 @@ struct RecordFilterCLITests {
         await upstream.stop()
     }
 
+    @Test("dot-segments are resolved before matching, as libcurl resolves them on the way upstream")
+    func dotSegments() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/dots.json"
+        let upstream = try await CLITests.upstream()
+        let recorder = try KakapoProcess([
+            "record", "--mode", "new", "--upstream", upstream.baseURL, "--cassette", cassette, "--port", "0",
+            "--record-only", "127.0.0.1/x/**", "--passthrough", "127.0.0.1/x/secret/**",
+        ])
+        let kakapo = "http://127.0.0.1:\(try await recorder.waitUntilListening())"
+        // (sent as, upstream receives, source): /x/.. escapes --record-only, /a/.. reaches --passthrough, and
+        // /y/.. leads into /x. `%2e%2e` goes upstream as it is, but many servers resolve it: either reading
+        // that keeps a request out keeps it out.
+        let cases = [
+            ("/x/../y/1", "/y/1", "passthrough"), ("/x/a/../secret/2", "/x/secret/2", "passthrough"),
+            ("/y/../x/3", "/x/3", "upstream"), ("/x/%2e%2e/y/4", "/x/%2e%2e/y/4", "passthrough"),
+            ("/x/./5", "/x/5", "upstream"),
+        ]
+        for (sent, received, source) in cases {
+            let answer = try await SessionCLITests.curl(["--path-as-is", kakapo + sent])
+            #expect(answer.body == #"{"path":"\#(received)"}"#, "\(sent)")
+            #expect(answer.source == source, "\(sent)")
+        }
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        #expect(recorder.standardError.contains("3 requests passed through unrecorded"), "\(recorder.standardError)")
+        #expect(try Self.recordedURLs(cassette) == ["/y/../x/3", "/x/./5"])
+        await upstream.stop()
+    }
+
     @Test(
         "a pattern that is not one is a usage error naming the flag and the pattern",
         arguments: [

@@ -50,6 +50,63 @@ struct RecordFilterTests {
         #expect(try !Self.matches("h.test/a/b", "http://h.test/a%2Fb"))
     }
 
+    @Test("paths are matched as libcurl sends them: up to ? or #, dot-segments resolved (RFC 3986 5.2.4)")
+    func dotSegments() throws {
+        #expect(try Self.matches("h.test/y/**", "http://h.test/x/../y/1"))
+        #expect(try !Self.matches("h.test/x/**", "http://h.test/x/../y/1"))
+        #expect(try Self.matches("h.test/x/y", "http://h.test/x/./y"))
+        #expect(try Self.matches("h.test/x/", "http://h.test/x/a/.."))
+        #expect(try !Self.matches("h.test/x", "http://h.test/x/a/.."))
+        #expect(try Self.matches("h.test/", "http://h.test/x/.."))
+        #expect(try Self.matches("h.test/x/y", "http://h.test/../../x/y"))
+        #expect(try Self.matches("h.test/x/y", "http://h.test/x//../y"))
+        #expect(try Self.matches("h.test/x/.../y", "http://h.test/x/.../y"))
+        // libcurl leaves what follows `#` out of the URL it sends.
+        #expect(try Self.matches("h.test/y/s", "http://h.test/y/s#/../../x/1"))
+        #expect(try !Self.matches("h.test/x/**", "http://h.test/y/s#/../../x/1"))
+        // `..` in the query is not a dot-segment.
+        #expect(try Self.matches("h.test/y", "http://h.test/x/../y?a=/../x"))
+        // The reverse mode's path prefix and the request's path are resolved together, as libcurl does.
+        let filter = try RecordFilter(passthrough: ["h.test/v1/health"])
+        let upstream = try #require(UpstreamURL("http://h.test/v1"))
+        #expect(filter.passesThrough(HTTP.Request(method: .get, target: "/users/../health"), upstream: upstream))
+    }
+
+    @Test("dots spelled %2e (or a / spelled %2f, %5c, \\) go upstream as they are, and either reading may keep out")
+    func encodedDots() throws {
+        // Sent as /x/%2e%2e/y/1, which many servers read as /y/1.
+        #expect(try Self.matches("h.test/y/**", "http://h.test/x/%2e%2e/y/1"))
+        #expect(try Self.matches("h.test/x/**", "http://h.test/x/%2E%2E/y/1"))
+        #expect(try Self.matches("h.test/y/**", "http://h.test/x/.%2e/y/1"))
+        #expect(try Self.matches("h.test/y/**", "http://h.test/x/..%2fy/1"))
+        #expect(try Self.matches("h.test/y/**", "http://h.test/x/..%5Cy/1"))
+        #expect(try Self.matches("h.test/y/**", #"http://h.test/x/..\y/1"#))
+        // A record-only request that may be read outside its pattern passes through.
+        let filter = try RecordFilter(recordOnly: ["h.test/x/**"])
+        #expect(
+            filter.passesThrough(
+                HTTP.Request(method: .get, target: "/x/%2e%2e/y"), upstream: UpstreamURL("http://h.test")))
+        #expect(
+            !filter.passesThrough(
+                HTTP.Request(method: .get, target: "/x/%2e/y"), upstream: UpstreamURL("http://h.test")))
+        // libcurl resolves the literal `..` first: /a/%2e%2e/../b goes as /a/b, with no dot-segment left.
+        #expect(try Self.matches("h.test/a/b", "http://h.test/a/%2e%2e/../b"))
+        #expect(try !Self.matches("h.test/b", "http://h.test/a/%2e%2e/../b"))
+        // Without dot-segments an escaped / stays a character of its segment.
+        #expect(try !Self.matches("h.test/a/b", "http://h.test/a%2Fb"))
+    }
+
+    @Test("dot-segments across a long path resolve in linear time")
+    func dotSegmentsLinear() throws {
+        // Sent as /a/%2e%2e/a/%2e%2e/.../a/b (each literal .. takes its b), read as /a/b.
+        let filter = try RecordFilter(passthrough: ["h.test/a/b"])
+        let path = "/" + Array(repeating: "a/%2e%2e/b/..", count: 20_000).joined(separator: "/") + "/a/b"
+        let started = ContinuousClock.now
+        let out = filter.passesThrough(HTTP.Request(method: .get, target: path, origin: "http://h.test"), upstream: nil)
+        #expect(out)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
     @Test("record-only keeps every other request out; passthrough wins over record-only")
     func lists() throws {
         let filter = try RecordFilter(recordOnly: ["api.example.com/v1/**"], passthrough: ["*/v1/health"])
@@ -82,7 +139,7 @@ struct RecordFilterTests {
             "", "api.example.com?x=1", "api example.com", "ftp://api.example.com", "api.*.com", "**.example.com",
             "api.example.com:0", "api.example.com:99999", "api.example.com:http", "user@api.example.com",
             "h.test/v*/users", "h.test/a**", "é.example.com", String(repeating: "a", count: 2049),
-            "h.test" + String(repeating: "/a", count: 65), "://", "*.",
+            "h.test" + String(repeating: "/a", count: 65), "://", "*.", "h.test/x/../y", "h.test/./y", "/%2e%2E/**",
         ])
     func refuses(_ pattern: String) {
         #expect(throws: RecordFilter.PatternError.self) { try RecordFilter.Pattern(pattern) }
