@@ -163,13 +163,7 @@ struct CommonOptions: ParsableArguments {
         case (let value?, nil):
             (token, source) = (value, "--admin-token")
         case (nil, let file?):
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("--admin-token-file: cannot read \(file)")
-            }
-            let firstLine = String(decoding: data, as: UTF8.self).split(
-                separator: "\n", maxSplits: 1, omittingEmptySubsequences: false
-            ).first.map(String.init)
-            (token, source) = (firstLine?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "", "--admin-token-file")
+            (token, source) = (try SecretFile.firstLine(of: file, flag: "--admin-token-file"), "--admin-token-file")
         case (nil, nil):
             guard let value = environment["KAKAPO_ADMIN_TOKEN"], !value.isEmpty else { return nil }
             (token, source) = (value, "KAKAPO_ADMIN_TOKEN")

@@ -111,7 +111,7 @@ extension ForwardProxyOptions {
         case (let value?, nil):
             (text, source) = (value, "--proxy-auth")
         case (nil, let file?):
-            (text, source) = (try Self.firstLine(of: file, flag: "--proxy-auth-file"), "--proxy-auth-file")
+            (text, source) = (try SecretFile.firstLine(of: file, flag: "--proxy-auth-file"), "--proxy-auth-file")
         case (nil, nil):
             guard proxy, let value = environment["KAKAPO_PROXY_AUTH"], !value.isEmpty else { return nil }
             (text, source) = (value, "KAKAPO_PROXY_AUTH")
@@ -122,21 +122,6 @@ extension ForwardProxyOptions {
         } catch {
             throw ValidationError("\(source) \(error.message)")
         }
-    }
-
-    /// The first line of the file at `path`, trimmed, read from at most its first 4 KiB (a secret is short;
-    /// a device or a huge file must not hang start-up).
-    static func firstLine(of path: String, flag: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path),
-            let data = try? handle.read(upToCount: 4096)
-        else {
-            throw ValidationError("\(flag): cannot read \(path)")
-        }
-        try? handle.close()
-        let line = String(decoding: data, as: UTF8.self).split(
-            separator: "\n", maxSplits: 1, omittingEmptySubsequences: false
-        ).first.map(String.init)
-        return line?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 
     /// The credentials `validate()` accepted. Should the file become unreadable in between, the proxy stays
