@@ -21,29 +21,9 @@ struct BrokenStreamTests {
 
         static let events = ["data: one\n\n", "data: two\n\n"]
 
-        struct CannotListen: Error {}
-
         init(contentType: String = "text/event-stream") throws {
-            #if canImport(Glibc)
-                let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-                let listener = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let listening = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(listener, pointer, length) == 0 && listen(listener, 8) == 0
-                        && getsockname(listener, pointer, &length) == 0
-                }
-            }
-            guard listening else {
-                close(listener)
-                throw CannotListen()
-            }
-            port = Int(UInt16(bigEndian: address.sin_port))
+            let (listener, port) = try LoopbackSocket.bound(listening: 8)
+            self.port = port
             self.listener = listener
             Thread {
                 // Ends when `stop` shuts the listener down; at most 16 connections.

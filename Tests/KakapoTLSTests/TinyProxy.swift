@@ -54,7 +54,7 @@ final class TinyProxy: Sendable {
         chmod(directory, 0o777)
         let process = try KakapoProcess(["-d", "-c", directory + "/tinyproxy.conf"], executable: binary)
         let deadline = ContinuousClock.now + .seconds(10)
-        while !canConnect(port) {
+        while (try? RawConnection(port: port, timeout: 1)) == nil {
             guard ContinuousClock.now < deadline else {
                 throw TinyProxy.Failure("tinyproxy did not listen: \(process.standardError)")
             }
@@ -91,19 +91,5 @@ final class TinyProxy: Sendable {
         stopped.withLock { $0 = true }
         process.send(SIGKILL)
         _ = try await process.waitForExit()
-    }
-
-    private static func canConnect(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
