@@ -24,10 +24,6 @@ public struct ForwardProxyConfiguration: Sendable {
     public func intercepts(_ host: String) -> Bool {
         if intercept.isEmpty { return true }
         let host = host.lowercased()
-        return intercept.contains { pattern in
-            let pattern = pattern.lowercased()
-            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst()) }
-            return host == pattern
-        }
+        return intercept.contains { HostPattern(name: $0).matches(host) }
     }
 }

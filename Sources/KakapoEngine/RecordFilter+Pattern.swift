@@ -19,7 +19,7 @@ extension RecordFilter {
         /// The pattern as given.
         public let description: String
         let scheme: String?
-        let host: Host
+        let host: HostPattern
         let port: Int?
         /// The path's glob; nil when the pattern has no path (every path matches).
         let path: PathGlob?
@@ -28,22 +28,6 @@ extension RecordFilter {
         public static let lengthLimit = 2048
         /// The most path segments a pattern may have.
         public static let segmentLimit = 64
-
-        /// Which hosts a pattern names.
-        enum Host: Hashable {
-            case any
-            case exactly(String)
-            /// Hosts ending in this suffix, which starts with a dot.
-            case subdomains(ofSuffix: String)
-
-            func matches(_ host: String) -> Bool {
-                switch self {
-                case .any: true
-                case .exactly(let name): host == name
-                case .subdomains(let suffix): host.utf8.count > suffix.utf8.count && host.hasSuffix(suffix)
-                }
-            }
-        }
 
         /// What a request is matched on: where it goes and one reading of the path there
         /// (`PathGlob.readings(of:)`).
@@ -101,15 +85,10 @@ extension RecordFilter {
         }
 
         private static func host(_ name: String, failure: (String) -> RecordFilter.PatternError) throws(RecordFilter
-            .PatternError) -> Host
+            .PatternError) -> HostPattern
         {
             if name == "*" { return .any }
-            var exact = name
-            var subdomains = false
-            if name.hasPrefix("*.") {
-                exact = String(name.dropFirst(2))
-                subdomains = true
-            }
+            let exact = name.hasPrefix("*.") ? String(name.dropFirst(2)) : name
             let valid =
                 !exact.isEmpty
                 && exact.utf8.allSatisfy { byte in
@@ -126,7 +105,7 @@ extension RecordFilter {
                     "\"\(name)\" is not a host: give a name or address (api.example.com, 127.0.0.1, [::1]), *.example.com for its subdomains or * for any host"
                 )
             }
-            return subdomains ? .subdomains(ofSuffix: "." + exact) : .exactly(exact)
+            return HostPattern(name: name)
         }
 
         /// Whether a request going to `target` matches.
