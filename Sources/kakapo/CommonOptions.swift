@@ -155,20 +155,12 @@ struct CommonOptions: ParsableArguments {
     /// The admin token from `--admin-token`, `--admin-token-file` (its first line, trimmed) or, when
     /// neither is given, the `KAKAPO_ADMIN_TOKEN` environment variable; nil when none is set.
     func adminTokenValue(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
-        let token: String?
-        let source: String
-        switch (adminToken, adminTokenFile) {
-        case (_?, _?):
-            throw ValidationError("--admin-token and --admin-token-file cannot be given together; choose one")
-        case (let value?, nil):
-            (token, source) = (value, "--admin-token")
-        case (nil, let file?):
-            (token, source) = (try SecretFile.firstLine(of: file, flag: "--admin-token-file"), "--admin-token-file")
-        case (nil, nil):
-            guard let value = environment["KAKAPO_ADMIN_TOKEN"], !value.isEmpty else { return nil }
-            (token, source) = (value, "KAKAPO_ADMIN_TOKEN")
-        }
-        guard let token, token.count >= 8 else {
+        guard
+            let (token, source) = try SecretFile.secret(
+                adminToken, flag: "--admin-token", file: adminTokenFile, fileFlag: "--admin-token-file",
+                variable: "KAKAPO_ADMIN_TOKEN", environment: environment)
+        else { return nil }
+        guard token.count >= 8 else {
             throw ValidationError("the admin token (\(source)) must be at least 8 characters")
         }
         return token

@@ -103,19 +103,11 @@ extension ForwardProxyOptions {
     func proxyCredentials(environment: [String: String] = ProcessInfo.processInfo.environment) throws
         -> ProxyCredentials?
     {
-        let text: String
-        let source: String
-        switch (proxyAuth, proxyAuthFile) {
-        case (_?, _?):
-            throw ValidationError("--proxy-auth and --proxy-auth-file cannot be given together; choose one")
-        case (let value?, nil):
-            (text, source) = (value, "--proxy-auth")
-        case (nil, let file?):
-            (text, source) = (try SecretFile.firstLine(of: file, flag: "--proxy-auth-file"), "--proxy-auth-file")
-        case (nil, nil):
-            guard proxy, let value = environment["KAKAPO_PROXY_AUTH"], !value.isEmpty else { return nil }
-            (text, source) = (value, "KAKAPO_PROXY_AUTH")
-        }
+        guard
+            let (text, source) = try SecretFile.secret(
+                proxyAuth, flag: "--proxy-auth", file: proxyAuthFile, fileFlag: "--proxy-auth-file",
+                variable: "KAKAPO_PROXY_AUTH", environment: environment, readsEnvironment: proxy)
+        else { return nil }
         guard proxy else { throw ValidationError("\(source) only applies to the forward proxy: add --proxy") }
         do {
             return try ProxyCredentials(text)

@@ -21,4 +21,24 @@ enum SecretFile {
         ).first.map(String.init)
         return line?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
+
+    /// A secret given on the command line (`flag`, shown by `ps`), as the first line of a file (`fileFlag`)
+    /// or, when neither is given and `readsEnvironment`, in the environment variable `variable`; with the
+    /// name of where it came from, for messages. Nil when none is set; both flags at once is an error.
+    static func secret(
+        _ value: String?, flag: String, file: String?, fileFlag: String, variable: String,
+        environment: [String: String], readsEnvironment: Bool = true
+    ) throws -> (text: String, source: String)? {
+        switch (value, file) {
+        case (_?, _?):
+            throw ValidationError("\(flag) and \(fileFlag) cannot be given together; choose one")
+        case (let value?, nil):
+            return (value, flag)
+        case (nil, let file?):
+            return (try firstLine(of: file, flag: fileFlag), fileFlag)
+        case (nil, nil):
+            guard readsEnvironment, let value = environment[variable], !value.isEmpty else { return nil }
+            return (value, variable)
+        }
+    }
 }
