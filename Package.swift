@@ -106,11 +106,12 @@ let package = Package(
             name: "KakapoEngine",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs",
+                "KakapoStubs", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The wire: the SwiftNIO HTTP/1.1 server, the forward proxy, tunnels; it hands requests to the engine.
+        // The wire: the SwiftNIO HTTP/1.1 server, the forward proxy, tunnels, WebSocket framing (NIOWebSocket,
+        // part of swift-nio); it hands requests to the engine.
         .target(
             name: "KakapoProxy",
             dependencies: [
@@ -119,6 +120,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -5,12 +5,12 @@
 set -euo pipefail
 
 # The Python environment of pytest-kakapo's tests (clients/python): a venv in the git-ignored .build with
-# pytest, pytest-xdist, requests, httpx, the MCP SDK (mcp, for the MCP replay test) and the plugin itself
-# (editable). Skipped when it already holds them for this pyproject.toml.
+# pytest, pytest-xdist, requests, httpx, the MCP SDK (mcp, for the MCP replay test), websockets (a
+# permessage-deflate peer for the WebSocket tests) and the plugin itself (editable). Skipped when it already holds them for this pyproject.toml.
 venv="$(cd "$(dirname "$0")/.." && pwd)/.build/python-venv"
 stamp="$venv/kakapo-pyproject.sha256"
 want=$( (sha256sum || shasum -a 256) <"$(dirname "$0")/../clients/python/pyproject.toml" | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import pytest, xdist, requests, httpx, pytest_kakapo, mcp' 2>/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import pytest, xdist, requests, httpx, pytest_kakapo, mcp, websockets' 2>/dev/null; then
     echo "tools/setup.sh: making the Python venv of the pytest-kakapo tests in $venv" >&2
     if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
         if command -v apt-get >/dev/null 2>&1; then
@@ -19,7 +19,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'impo
     fi
     mkdir -p "$(dirname "$venv")"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx 'mcp>=2.3,<3'
+    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx 'mcp>=2.3,<3' 'websockets>=13,<17'
     "$venv/bin/pip" install -q --disable-pip-version-check -e "$(dirname "$0")/../clients/python"
     echo "$want" >"$stamp"
 fi

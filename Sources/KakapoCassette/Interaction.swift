@@ -15,10 +15,12 @@ public struct Interaction: Hashable, Sendable {
     /// The upstream broke the stream off after `chunks` (`--record-broken-streams`): it is replayed as the
     /// same break, the connection closed after the last chunk.
     public var brokenOff = false
+    /// For a WebSocket upgrade answered `101`, the conversation that followed; nil for every other exchange.
+    public var webSocket: WebSocketConversation?
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,
-        chunks: [ResponseChunk]? = nil, brokenOff: Bool = false
+        chunks: [ResponseChunk]? = nil, brokenOff: Bool = false, webSocket: WebSocketConversation? = nil
     ) {
         self.request = request
         self.response = response
@@ -26,6 +28,7 @@ public struct Interaction: Hashable, Sendable {
         self.durationMilliseconds = durationMilliseconds
         self.chunks = chunks
         self.brokenOff = brokenOff
+        self.webSocket = webSocket
     }
 }
 

@@ -26,6 +26,8 @@ public struct Answer: Sendable {
         case response(status: Int, headers: HTTP.Headers, body: Body)
         /// No response: the connection fails the way a route's fault says.
         case fault(Fault.Kind)
+        /// The connection becomes a WebSocket (an upgrade request only): played by Kakapo or tunnelled.
+        case webSocket(WebSocketAnswer)
     }
 
     /// The response, or the fault that breaks the connection instead.
@@ -80,10 +82,13 @@ public struct Answer: Sendable {
         }
     }
 
-    /// The status the journal keeps: the response's, or 0 for a broken connection.
+    /// The status the journal keeps: the response's, 101 for a WebSocket, or 0 for a broken connection.
     public var status: Int {
-        if case .response(let status, _, _) = outcome { return status }
-        return 0
+        switch outcome {
+        case .response(let status, _, _): return status
+        case .webSocket: return 101
+        case .fault: return 0
+        }
     }
 }
 

@@ -121,7 +121,14 @@ public final class RequestPipeline: Sendable {
         _ request: HTTP.Request, completion: @escaping @Sendable (Answer, StreamedBody?) -> Void
     ) {
         let started = ContinuousClock.now
-        handle(request, fromLoopback: true) { [self] answer in
+        handle(request, fromLoopback: true) { [self] given in
+            var answer = given
+            if case .webSocket = given.outcome {
+                // In process there is no connection to hand over.
+                answer = .error(
+                    "WebSocket conversations are served by Kakapo's server (kakapo replay, or KakapoTesting's server), not in process",
+                    status: 501)
+            }
             var body: StreamedBody?
             switch answer.outcome {
             case .response(_, _, .live(let live)):
@@ -132,11 +139,12 @@ public final class RequestPipeline: Sendable {
                 break
             }
             let streamed = body
+            let answered = answer
             let finish: @Sendable () -> Void = { [self] in
-                journal(request, answer, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
-                completion(answer, streamed)
+                journal(request, answered, milliseconds: (ContinuousClock.now - started) / .milliseconds(1))
+                completion(answered, streamed)
             }
-            let delay = ReplayDelay.nanoseconds(answer.delay)
+            let delay = ReplayDelay.nanoseconds(answered.delay)
             if delay > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay)), execute: finish)
             } else {

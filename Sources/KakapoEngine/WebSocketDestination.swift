@@ -1,5 +1,5 @@
-/// Where a WebSocket upgrade request goes: WebSockets are tunnelled to the upstream, not recorded.
-package struct WebSocketDestination: Sendable, Equatable {
+/// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, TLS or not, the target and `Host`.
+public struct WebSocketDestination: Sendable, Equatable {
     package let host: String
     package let port: Int
     /// The upstream is `https://` (`wss://`).

@@ -50,6 +50,12 @@ final class AnswerWriter {
             }
         case .fault(let kind):
             fail(kind, channel: context.channel, done: done)
+        case .webSocket:
+            // HTTPServerHandler hands WebSockets over before writing; nothing else may answer with one.
+            let error = HTTP.Response.error("a WebSocket answer reached the HTTP writer", status: 500)
+            writeWhole(
+                error.status, error.headers, error.body, answer: Answer(response: error, source: .error), for: request,
+                false, context, done)
         }
     }
 

@@ -90,11 +90,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 message, status: status, version: head.version, headOnly: head.method == .HEAD, context: context)
             return
         }
-        if WebSocketTunnel.isUpgrade(head), let destination = pipeline.tunnelDestination(for: request) {
-            tunnelling = true
-            WebSocketTunnel.open(head, to: destination, settings: settings, errors: errors, context: context)
-            return
-        }
+        // A WebSocket upgrade: nothing after it is read as HTTP. The pipeline decides who answers it (a
+        // route's script, a recorded conversation, a tunnel to the upstream, or an ordinary answer such as a
+        // miss, after which the connection closes).
+        if WebSocketTunnel.isUpgrade(head) { tunnelling = true }
         let fromLoopback = peerIsLoopback(context)
         let refusal =
             RequestPipeline.isAdmin(request)
@@ -135,11 +134,15 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context: ChannelHandlerContext
     ) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        if case .webSocket(let webSocket) = answer.outcome {
+            startWebSocket(webSocket, for: head, request: request, answer: answer, started: started, context: context)
+            return
+        }
         // The connection is not kept when the client asked to close it, nor when the answer goes out
         // before the request's body has all arrived (an upload the upstream refused or failed): the rest
         // of that body must not be read as a next request, and a client that then leaves mid-body must
         // find no exchange still open.
-        let keepAlive = head.isKeepAlive && reader.bodyStream == nil
+        let keepAlive = head.isKeepAlive && reader.bodyStream == nil && !tunnelling
         writer.write(answer, for: head, keepAlive: keepAlive, context: context) { [tracker = settings.tracker] in
             // Called on the event loop once the answer is out.
             tracker.end()
@@ -151,6 +154,27 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             pipeline.logger.debug(
                 "\(request.method) \(url) -> \(answer.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
             )
+        }
+    }
+
+    /// Hands the connection over to a WebSocket: tunnelled to the upstream (recorded or not) or played by
+    /// Kakapo. The upgrade is journaled now, as answered `101`; what follows is the WebSocket's.
+    private func startWebSocket(
+        _ webSocket: WebSocketAnswer, for head: HTTPRequestHead, request: HTTP.Request, answer: Answer,
+        started: NIODeadline, context: ChannelHandlerContext
+    ) {
+        settings.tracker.end()
+        answering -= 1
+        let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
+        let url = pipeline.journal(request, answer, milliseconds: elapsed)
+        switch webSocket {
+        case .tunnel(let destination, let recording):
+            WebSocketTunnel.open(
+                head, to: destination, recording: recording, settings: settings, errors: errors, context: context)
+        case .play(let play):
+            pipeline.logger.debug("\(request.method) \(url): WebSocket answered by Kakapo: \(play.description)")
+            WebSocketServing.start(
+                play, for: head, request: request, settings: settings, errors: errors, context: context)
         }
     }
 

@@ -16,8 +16,8 @@ enum WebSocketTunnel {
     /// Opens the tunnel for the upgrade request `head` to `destination`, over TLS when it is secure (502
     /// when the server has no `ServerTLS.upstream`). The connection reads no more HTTP from now on.
     static func open(
-        _ head: HTTPRequestHead, to destination: WebSocketDestination, settings: HTTPConnectionSettings,
-        errors: ErrorWriter, context: ChannelHandlerContext
+        _ head: HTTPRequestHead, to destination: WebSocketDestination, recording: WebSocketRecordingPlan?,
+        settings: HTTPConnectionSettings, errors: ErrorWriter, context: ChannelHandlerContext
     ) {
         let pipeline = settings.pipeline
         let tls = destination.secure ? settings.tls.upstream : nil

@@ -20,6 +20,23 @@ enum CassetteLayer: PipelineLayer {
             // A HEAD answered from a GET recording (InteractionIndex.play).
             return .now(headAnswer(from: hit.interaction))
         }
+        if let conversation = hit.interaction.webSocket {
+            // A recorded WebSocket conversation, played by the transport (WebSocketReplay); a request that
+            // is no upgrade cannot take part in one.
+            guard exchange.request.isWebSocketUpgrade else {
+                return .now(
+                    .error(
+                        "the recording of \(exchange.request.method) \(exchange.request.path) is a WebSocket conversation: connect with a WebSocket client",
+                        status: 426))
+            }
+            return .now(
+                Answer(
+                    .webSocket(
+                        .play(
+                            WebSocketReplay.play(
+                                conversation, recorded: hit.interaction.request, for: exchange.request, in: pipeline))),
+                    source: .cassette))
+        }
         let response = hit.interaction.response
         var answer = Answer(
             .response(

@@ -20,6 +20,11 @@ enum RecordFilterLayer: PipelineLayer {
 
     /// `step` (an upstream forward) with its upstream answers marked `passthrough`; failures stay errors.
     static func passedThrough(_ step: LayerStep) -> LayerStep {
+        if case .now(var answer) = step, answer.source == .upstream {
+            // A WebSocket tunnel, answered at once.
+            answer.source = .passthrough
+            return .now(answer)
+        }
         guard case .later(let start) = step else { return step }
         return .later { reply in
             start { answer in

@@ -21,6 +21,17 @@ enum UpstreamLayer: PipelineLayer {
         bodyStream: RequestBodyStream? = nil, in pipeline: RequestPipeline
     ) -> LayerStep {
         guard let upstream = pipeline.upstream else { return .pass }
+        if request.isWebSocketUpgrade {
+            // libcurl does not carry WebSockets: the transport tunnels the upgrade, recording what is said.
+            guard let destination = pipeline.tunnelDestination(for: request) else { return .pass }
+            let plan = session.map { session in
+                var escaped = request
+                escaped.target = request.target.escapingRawBytes()
+                return WebSocketRecordingPlan(
+                    session: session, replacing: replacing, request: upstream.prepare(escaped))
+            }
+            return .now(Answer(.webSocket(.tunnel(destination, recording: plan)), source: .upstream))
+        }
         let logger = pipeline.logger
         let redactor = pipeline.configuration.redactor
         let recordsBrokenStreams = pipeline.configuration.recordsBrokenStreams
