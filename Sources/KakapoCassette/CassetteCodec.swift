@@ -87,12 +87,14 @@ package enum CassetteCodec {
         } else if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
             response["body"] = body
         }
-        return .object([
+        var object: JSONObject = [
             "request": .object(request),
             "response": .object(response),
-            "recordedAt": .string(interaction.recordedAt),
-            "durationMs": .number(JSONNumber(literal: formatMilliseconds(interaction.durationMilliseconds))),
-        ])
+        ]
+        if let conversation = interaction.webSocket { object["websocket"] = encode(conversation) }
+        object["recordedAt"] = .string(interaction.recordedAt)
+        object["durationMs"] = .number(JSONNumber(literal: formatMilliseconds(interaction.durationMilliseconds)))
+        return .object(object)
     }
 
     static func encode(_ headers: HTTP.Headers) -> JSONValue {
@@ -219,6 +221,10 @@ package enum CassetteCodec {
             responseBody = chunks?.joinedBytes ?? []
         }
         let brokenOff = try brokenOff(response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
+        var conversation: WebSocketConversation?
+        if let value = object["websocket"], !value.isNull {
+            conversation = try decodeConversation(value, status: status, at: path + [.key("websocket")])
+        }
 
         var recordedAt = ""
         if let value = object["recordedAt"] { recordedAt = try string(value, at: path + [.key("recordedAt")]) }
@@ -237,7 +243,7 @@ package enum CassetteCodec {
                 method: HTTP.Method(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
             response: HTTP.Response(status: status, headers: responseHeaders, body: responseBody),
             recordedAt: recordedAt,
-            durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff)
+            durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff, webSocket: conversation)
     }
 
     /// A response's `"brokenOff"`: true only beside `"chunks"` (a stream recorded broken off); missing is false.
