@@ -4,7 +4,8 @@ import KakapoRouter
 import Synchronization
 
 /// A declarative route from a routes file or the admin API: a method and path pattern (optionally for one
-/// host), conditions on the request, the answers it gives in turn, and optional latency and faults.
+/// host), conditions on the request, the answers it gives in turn (or, for WebSocket upgrades, a scripted
+/// conversation), and optional latency and faults.
 public final class Stub: Sendable {
     /// Names the route in `GET /__kakapo/routes` and `DELETE /__kakapo/routes/{id}`.
     public let id: String
@@ -15,6 +16,8 @@ public final class Stub: Sendable {
     let pattern: RoutePattern
     let conditions: [RequestCondition]
     let responses: [ResponseTemplate]
+    /// The scripted conversation of a `websocket` route, which answers upgrade requests only.
+    let webSocket: WebSocketScript?
     let cycle: Bool
     let latency: Latency?
     let fault: Fault?
@@ -23,7 +26,7 @@ public final class Stub: Sendable {
 
     static let keys = [
         "id", "name", "description", "method", "path", "host", "when", "response", "responses", "cycle", "latency",
-        "fault",
+        "fault", "websocket",
     ]
 
     /// Reads one route object; `index` names it when it has no `id`.
@@ -72,7 +75,13 @@ public final class Stub: Sendable {
                 }
             })
         fault = try object["fault"].map { (node) throws(RoutesError) in try Fault(node) }
-        if !object.has("response") && !object.has("responses"), let fault {
+        let routeMethod = method
+        webSocket = try object["websocket"].map { (node) throws(RoutesError) in
+            try Stub.script(node, of: object, method: routeMethod, scope: scope)
+        }
+        if webSocket != nil {
+            responses = []
+        } else if !object.has("response") && !object.has("responses"), let fault {
             // A fault that strikes every call never needs the route's response.
             guard fault.rate >= 1 else {
                 throw object.error(
@@ -95,6 +104,22 @@ public final class Stub: Sendable {
         latency = try object["latency"].map { (node) throws(RoutesError) in try Latency(node) }
     }
 
+    /// Reads the `websocket` of a route, which then has no `response(s)` and takes only GET (upgrades are).
+    private static func script(
+        _ node: DefinitionNode, of route: DefinitionObject, method: HTTP.Method?, scope: TemplateScope
+    ) throws(RoutesError) -> WebSocketScript {
+        let conflicting = ["response", "responses"].filter(route.has)
+        guard conflicting.isEmpty else {
+            throw node.error(
+                "a route answers with \(conflicting.joined(separator: " and ")) or with a websocket script, not both")
+        }
+        if let method, method != .get {
+            throw route["method"]!.error(
+                "a WebSocket upgrade is a GET request: a websocket route takes method GET, ANY or none")
+        }
+        return try WebSocketScript(node, scope: scope)
+    }
+
     /// The parameters the route captures from the request, when its method, host and path fit.
     func match(method requestMethod: HTTP.Method, host: String?, path: String) -> RouteParameters? {
         if let method, method != requestMethod, !(method == .get && requestMethod == .head) { return nil }
@@ -109,6 +134,9 @@ public final class Stub: Sendable {
     /// The answer, when every condition holds (nil passes the request on).
     func answer(_ context: TemplateContext) -> StubAnswer? {
         for condition in conditions where !condition.holds(for: context) { return nil }
+        // A websocket route answers upgrades only: a plain request to its path goes on to the next layer
+        // (the cassette, the upstream), so the same path can serve both.
+        if webSocket != nil && !context.request.isWebSocketUpgrade { return nil }
         let delay = latency?.sample() ?? .zero
         if let fault, fault.strikes() {
             switch fault {
@@ -122,6 +150,11 @@ public final class Stub: Sendable {
                         status: status, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
                     fault: nil, delay: delay)
             }
+        }
+        if let webSocket {
+            let script = WebSocketScriptAnswer(
+                route: id, script: webSocket, request: context.request, parameters: context.parameters)
+            return StubAnswer(route: id, response: nil, fault: nil, delay: delay, webSocket: script)
         }
         guard !responses.isEmpty else { return nil }
         var index = 0
@@ -145,7 +178,8 @@ public final class Stub: Sendable {
     var baseSpecificity: Int { base?.specificity ?? 0 }
 }
 
-/// What a route does with one request: an answer (after `delay`), or a broken connection.
+/// What a route does with one request: an answer (after `delay`), a broken connection, or for a WebSocket
+/// upgrade a scripted conversation.
 public struct StubAnswer: Sendable {
     /// The id of the route that answered.
     public let route: String
@@ -157,12 +191,19 @@ public struct StubAnswer: Sendable {
     /// What went wrong when the route answers 500 because it could not render its response (a header
     /// value fed CR or LF by the request), for the server to log; nil otherwise.
     public let problem: String?
+    /// The route's script for an upgrade request it takes (`response` and `fault` are then nil); `delay`
+    /// holds the handshake back.
+    package let webSocket: WebSocketScriptAnswer?
 
-    init(route: String, response: HTTP.Response?, fault: Fault.Kind?, delay: Duration, problem: String? = nil) {
+    init(
+        route: String, response: HTTP.Response?, fault: Fault.Kind?, delay: Duration, problem: String? = nil,
+        webSocket: WebSocketScriptAnswer? = nil
+    ) {
         self.route = route
         self.response = response
         self.fault = fault
         self.delay = delay
         self.problem = problem
+        self.webSocket = webSocket
     }
 }

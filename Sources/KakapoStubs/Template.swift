@@ -16,6 +16,18 @@ enum TemplateTag: Hashable, Sendable {
     /// `{{uuid}}`: a random UUID made once per answer, so a `Location` header and the body's id agree;
     /// `{{uuid.new}}` is a different one each time it appears.
     case uuid(fresh: Bool)
+    /// `{{message.text}}`: the text of the client's WebSocket message a route's script answers.
+    case messageText
+    /// `{{message.json.a.b}}`: a value in that message parsed as JSON (`{{message.json}}` the whole value).
+    case messageJSON(JSONPointer)
+
+    /// Whether the tag reads the client's WebSocket message, which only a websocket rule has.
+    var readsMessage: Bool {
+        switch self {
+        case .messageText, .messageJSON: return true
+        default: return false
+        }
+    }
 
     /// Parses the inside of a tag; throws a message for anything else.
     init(_ text: String) throws(TemplateError) {
@@ -25,6 +37,8 @@ enum TemplateTag: Hashable, Sendable {
         case "now.new": self = .now(fresh: true)
         case "uuid": self = .uuid(fresh: false)
         case "uuid.new": self = .uuid(fresh: true)
+        case "message.text": self = .messageText
+        case "message.json": self = .messageJSON(JSONPointer(components: []))
         default: try self.init(dotted: trimmed)
         }
     }
@@ -39,11 +53,20 @@ enum TemplateTag: Hashable, Sendable {
         case "query": self = .query(rest)
         case "headers": self = .header(rest)
         case "body":
-            let components = rest.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            guard !components.contains("") else { throw TemplateError(tag: trimmed) }
-            self = .body(JSONPointer(components: components))
+            self = .body(try TemplateTag.pointer(rest, tag: trimmed))
+        case "message" where rest.hasPrefix("json."):
+            self = .messageJSON(try TemplateTag.pointer(String(rest.dropFirst("json.".count)), tag: trimmed))
         default: throw TemplateError(tag: trimmed)
         }
+    }
+}
+
+extension TemplateTag {
+    /// The pointer `a.b.0` names; empty components (`a..b`, a trailing dot) are refused.
+    fileprivate static func pointer(_ dotted: String, tag: String) throws(TemplateError) -> JSONPointer {
+        let components = dotted.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !components.contains("") else { throw TemplateError(tag: tag) }
+        return JSONPointer(components: components)
     }
 }
 
@@ -54,22 +77,25 @@ struct TemplateError: Error {
     init(tag: String) {
         message =
             "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now, now.new, "
-            + "uuid or uuid.new"
+            + "uuid or uuid.new (and message.text, message.json.PATH in a websocket rule's messages)"
     }
 
     init(message: String) { self.message = message }
 }
 
-/// What the templates of one route may name: its path parameters (`**` when it ends in a catch-all).
+/// What the templates of one route may name: its path parameters (`**` when it ends in a catch-all), and
+/// the client's message in the messages a websocket rule sends.
 struct TemplateScope: Sendable {
     /// The route as people write it: `GET /a/:id`.
     let route: String
     /// The parameter names in path order.
     let parameters: [String]
 
-    /// No check: any parameter name is accepted.
+    /// No check of parameter names: any is accepted.
     static let any = TemplateScope(route: "", parameters: [], checks: false)
     let checks: Bool
+    /// True for the messages a websocket rule sends, which answer a client message (`{{message.text}}`).
+    var readsMessage = false
 
     init(route: String, parameters: [String], checks: Bool = true) {
         self.route = route
@@ -77,8 +103,24 @@ struct TemplateScope: Sendable {
         self.checks = checks
     }
 
-    /// Throws for a `{{params.NAME}}` tag whose name the route does not capture.
+    /// This scope for the messages a websocket rule sends in answer to a client message.
+    var answeringMessage: TemplateScope {
+        var scope = self
+        scope.readsMessage = true
+        return scope
+    }
+
+    /// Throws for a `{{params.NAME}}` tag whose name the route does not capture, and for a `{{message...}}`
+    /// tag where there is no client message (a response, a script's opening messages). The second check
+    /// holds for every scope: such a tag would always render empty.
     func check(_ template: Template) throws(TemplateError) {
+        for part in template.parts {
+            guard case .tag(let tag) = part, tag.readsMessage, !readsMessage else { continue }
+            throw TemplateError(
+                message:
+                    "a {{message...}} tag reads the client's WebSocket message: only the send of a websocket rule "
+                    + "(on: [{when: ..., send: [...]}]) has one")
+        }
         guard checks else { return }
         for part in template.parts {
             guard case .tag(.parameter(let name)) = part, !parameters.contains(name) else { continue }

@@ -4,20 +4,25 @@ import KakapoJSON
 import KakapoRouter
 
 /// What a template can read from one request: path parameters, query, headers and the JSON body
-/// (parsed at most once, and only when a tag or a condition needs it).
+/// (parsed at most once, and only when a tag or a condition needs it); for a websocket rule, also the
+/// client's message (its JSON parsed at most once too).
 final class TemplateContext {
     let request: HTTP.Request
     /// The parameters of the route being tried.
     var parameters: RouteParameters
+    /// The client's WebSocket message a websocket rule answers; nil everywhere else.
+    let message: WebSocketMessage.Payload?
     private var parsedQuery: [QueryItem]?
     private var parsedBody: JSONValue??
+    private var parsedMessage: JSONValue??
     /// `{{uuid}}` and `{{now}}`, made on first use: one value per answer.
     private var answerUUID: String?
     private var answerTime: String?
 
-    init(request: HTTP.Request, parameters: RouteParameters) {
+    init(request: HTTP.Request, parameters: RouteParameters, message: WebSocketMessage.Payload? = nil) {
         self.request = request
         self.parameters = parameters
+        self.message = message
     }
 
     /// The query items, percent-decoded (`+` is a space).
@@ -33,6 +38,20 @@ final class TemplateContext {
         if let parsedBody { return parsedBody }
         let parsed = request.body.isEmpty ? nil : try? JSONParser.parse(request.body)
         parsedBody = .some(parsed)
+        return parsed
+    }
+
+    /// The text of the client's message; nil for a binary message or none.
+    var messageText: String? {
+        guard case .text(let text)? = message else { return nil }
+        return text
+    }
+
+    /// The client's text message as JSON, or nil when it is binary, none, or not JSON.
+    var messageJSON: JSONValue? {
+        if let parsedMessage { return parsedMessage }
+        let parsed = messageText.flatMap { text in try? JSONParser.parse(text) }
+        parsedMessage = .some(parsed)
         return parsed
     }
 
@@ -55,6 +74,8 @@ final class TemplateContext {
             let uuid = answerUUID ?? UUID().uuidString.lowercased()
             answerUUID = uuid
             return .string(uuid)
+        case .messageText: return messageText.map(JSONValue.string)
+        case .messageJSON(let pointer): return messageJSON?[pointer: pointer]
         }
     }
 }

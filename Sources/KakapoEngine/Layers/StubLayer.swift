@@ -8,6 +8,17 @@ enum StubLayer: PipelineLayer {
             pipeline.logger.warning(
                 "route \(answer.route) could not answer \(request.method) \(request.path): \(problem)")
         }
+        if let script = answer.webSocket {
+            // A websocket route took the upgrade: Kakapo answers 101 (after the route's latency) and plays
+            // the script, one side per connection.
+            let logger = pipeline.logger
+            let play = WebSocketPlay(subprotocol: script.subprotocol, description: "route \(answer.route)") {
+                WebSocketScriptSide(script, logger: logger)
+            }
+            var scripted = Answer(.webSocket(.play(play)), source: .route)
+            scripted.delay = answer.delay
+            return .now(scripted)
+        }
         return .now(Answer(answer))
     }
 }

@@ -1,0 +1,39 @@
+import KakapoHTTP
+import KakapoRouter
+
+/// A route's script answering one upgrade request: what the engine plays on the connection. Its
+/// templates read the upgrade request (parameters, query, headers, `now`, `uuid`) and, in a rule's
+/// messages, the client's message; `now` and `uuid` are made once per event.
+package struct WebSocketScriptAnswer: Sendable {
+    /// The id of the route.
+    package let route: String
+    /// The subprotocol of the `101`, one the client offered; nil for none.
+    package let subprotocol: String?
+    let script: WebSocketScript
+    let request: HTTP.Request
+    let parameters: RouteParameters
+
+    init(route: String, script: WebSocketScript, request: HTTP.Request, parameters: RouteParameters) {
+        self.route = route
+        self.script = script
+        self.request = request
+        self.parameters = parameters
+        subprotocol = script.subprotocol(offered: request.offeredWebSocketSubprotocols)
+    }
+
+    /// What to do once the `101` is out.
+    package func opened() -> [WebSocketScriptStep] {
+        script.opening.steps(TemplateContext(request: request, parameters: parameters))
+    }
+
+    /// The answer to one client message: the index of the rule that took it and its steps, or nil when
+    /// no rule takes it.
+    package func received(_ message: WebSocketMessage.Payload) -> (rule: Int, steps: [WebSocketScriptStep])? {
+        let context = TemplateContext(request: request, parameters: parameters, message: message)
+        var budget = ValueMatcher.stepBudget
+        for (index, rule) in script.rules.enumerated() where rule.holds(for: context, budget: &budget) {
+            return (index, rule.reply.steps(context))
+        }
+        return nil
+    }
+}

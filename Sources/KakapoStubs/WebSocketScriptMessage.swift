@@ -1,0 +1,65 @@
+import Foundation
+import KakapoHTTP
+import KakapoJSON
+
+/// One message a route's WebSocket script sends: text (a template), JSON (templates in its strings, sent as
+/// a text message) or bytes (`base64`, a binary message), with an optional `delay` counted from the message
+/// before it (or from the event it answers).
+///
+/// ```yaml
+/// send:
+///   - {text: "welcome to {{params.room}}"}
+///   - {json: {type: pong, echo: "{{message.json.id}}"}, delay: 250ms}
+///   - {base64: AAEC}
+/// ```
+struct WebSocketScriptMessage: Sendable {
+    enum Content: Sendable {
+        case text(Template)
+        case json(JSONTemplate)
+        case bytes([UInt8])
+    }
+
+    let content: Content
+    /// How long to wait after the message before it; nil for no wait. Bounded like a route's latency.
+    let delay: Latency?
+
+    static let keys = ["text", "json", "base64", "delay"]
+
+    init(_ node: DefinitionNode, scope: TemplateScope) throws(RoutesError) {
+        let object = try node.object(allowed: WebSocketScriptMessage.keys)
+        let (key, value) = try object.exactlyOne(of: ["text", "json", "base64"], what: "a message to send")
+        switch key {
+        case "text":
+            let text = try value.string()
+            do throws(TemplateError) {
+                let template = try Template(text)
+                try scope.check(template)
+                content = .text(template)
+            } catch {
+                throw value.error(error.message)
+            }
+        case "json":
+            do throws(TemplateError) {
+                content = .json(try JSONTemplate(value.value, scope: scope))
+            } catch {
+                throw value.error(error.message)
+            }
+        default:
+            guard let data = Data(base64Encoded: try value.string(), options: .ignoreUnknownCharacters) else {
+                throw value.error("not valid base64")
+            }
+            content = .bytes(Array(data))
+        }
+        delay = try object["delay"].map { (node) throws(RoutesError) in try Latency(node) }
+    }
+
+    /// The message for one event: a text message for `text` and `json`, a binary one for `base64`.
+    func render(_ context: TemplateContext) -> WebSocketMessage.Payload {
+        switch content {
+        case .text(let template): return .text(template.constantText ?? template.render(context))
+        case .json(let template):
+            return .text(String(decoding: JSONWriter().write(template.render(context)), as: UTF8.self))
+        case .bytes(let bytes): return .binary(bytes)
+        }
+    }
+}
