@@ -155,6 +155,8 @@ public final class Engine: Sendable {
             pipeline.upstream?.shutdown()
             var errors = pipeline.sessions?.closeAll() ?? []
             if pipeline.configuration.mode.records, let session = pipeline.session {
+                // WebSocket conversations still open are recorded as they stand before the cassette closes.
+                WebSocketRecordings.finishAll(recordingInto: session)
                 do {
                     try session.close()
                 } catch {

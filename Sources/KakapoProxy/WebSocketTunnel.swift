@@ -2,9 +2,10 @@ import KakapoEngine
 import NIOCore
 import NIOHTTP1
 
-/// A WebSocket upgrade tunnelled to the upstream, unrecorded: the request head goes there as received
-/// (`Host` set to the upstream's), and from then on the upstream's answer (`101 Switching Protocols` or a
-/// refusal) and every frame pass through untouched. An unreachable upstream gets 502. With an upstream
+/// A WebSocket upgrade tunnelled to the upstream: the request head goes there as received (`Host` set to
+/// the upstream's), and from then on the upstream's answer (`101 Switching Protocols` or a refusal) and
+/// every frame pass through untouched. With a recording plan, a `WebSocketTap` on each connection shows
+/// the bytes to a `WebSocketRecorder`, which records the conversation when it ends. An unreachable upstream gets 502. With an upstream
 /// proxy for the upstream's host, the connection is a `CONNECT` tunnel through it (for `ws://` too).
 enum WebSocketTunnel {
     /// Whether a request asks to become a WebSocket (`Connection: Upgrade`, `Upgrade: websocket`).
@@ -53,10 +54,22 @@ enum WebSocketTunnel {
             switch result {
             case .success(let upstream):
                 do {
-                    try TunnelHandler.splice(channel, with: upstream)
+                    if let recording {
+                        let recorder = WebSocketTunnel.recorder(
+                            for: recording, described: "\(head.method) \(target)", pipeline: pipeline,
+                            loop: upstream.eventLoop)
+                        try upstream.pipeline.syncOperations.addHandler(WebSocketTap(recorder: recorder, side: .server))
+                        try TunnelHandler.splice(channel, with: upstream) {
+                            try? channel.pipeline.syncOperations.addHandler(
+                                WebSocketTap(recorder: recorder, side: .client))
+                        }
+                    } else {
+                        try TunnelHandler.splice(channel, with: upstream)
+                    }
                     upstream.writeAndFlush(upgrade, promise: nil)
                     logger.debug(
-                        "\(head.method) \(target): WebSocket tunnelled to \(destination.authority), not recorded")
+                        "\(head.method) \(target): WebSocket tunnelled to \(destination.authority), \(recording == nil ? "not recorded" : "recording")"
+                    )
                 } catch {
                     channel.close(promise: nil)
                     upstream.close(promise: nil)
@@ -67,5 +80,26 @@ enum WebSocketTunnel {
                     version: head.version, headOnly: head.method == .HEAD, context: bound.value)
             }
         }
+    }
+
+    /// The recorder of one conversation, confined to `loop` (both connections'), registered so that Kakapo
+    /// stopping records what was said so far before the cassette closes.
+    private static func recorder(
+        for plan: WebSocketRecordingPlan, described: String, pipeline: RequestPipeline, loop: any EventLoop
+    ) -> WebSocketRecorder {
+        let recorder = WebSocketRecorder(
+            plan: plan, limit: pipeline.upstream?.configuration.maximumResponseBytes ?? 256 << 20,
+            described: described, logger: pipeline.logger)
+        let bound = NIOLoopBound(recorder, eventLoop: loop)
+        let token = WebSocketRecordings.register(into: plan.session) {
+            // Called off the event loops while Kakapo stops: waits until the recording is handed over.
+            if loop.inEventLoop {
+                bound.value.end(.stopping)
+            } else {
+                try? loop.submit { bound.value.end(.stopping) }.wait()
+            }
+        }
+        recorder.onEnd = { WebSocketRecordings.unregister(token) }
+        return recorder
     }
 }

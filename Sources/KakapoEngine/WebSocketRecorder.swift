@@ -1,0 +1,271 @@
+import KakapoCassette
+import KakapoHTTP
+import Logging
+
+/// Records a tunnelled WebSocket conversation from the raw bytes both sides send, which pass on unchanged:
+/// first the upstream's answer to the upgrade (its `101` names the subprotocol and what permessage-deflate
+/// settings hold), then each side's frames, read into whole messages timed in milliseconds after the `101`
+/// arrived. When the conversation ends (both closes seen, a connection gone, or Kakapo stopping) it becomes
+/// ONE interaction, handed to the plan's session once: the upgrade request, the `101` with the upstream's
+/// headers, and the conversation. A refusal (`403`) with a `Content-Length` body is recorded as an
+/// ordinary interaction instead, so replay refuses the same way.
+///
+/// Bounded by `limit` bytes (the upstream's maximum response size): a larger message, an inflated one past
+/// it, or a malformed frame stops the recording (what came before is kept); the conversation as a whole
+/// keeps the messages that fit. Nothing here ever stops the tunnel. Not thread-safe: the tap confines it to
+/// the event loop both connections share.
+package final class WebSocketRecorder {
+    /// Why the recording ends.
+    package enum Ending: Sendable {
+        case connectionClosed
+        case stopping
+    }
+
+    private enum State {
+        case awaitingHead([UInt8])
+        case refusal(WebSocketRecordingHead, body: [UInt8], length: Int)
+        case conversation
+        case done
+    }
+
+    private let plan: WebSocketRecordingPlan
+    private let limit: Int
+    private let described: String
+    private let logger: Logger
+    private let started = ContinuousClock.now
+    private var opened = ContinuousClock.now
+    private var state = State.awaitingHead([])
+    private var head: WebSocketRecordingHead?
+    /// Client bytes that came before the upstream's head (a client need not wait for the `101`).
+    private var early: [UInt8] = []
+    private var readers: [WebSocketFrameReader]
+    private var inflaters: [WebSocketInflater?] = [nil, nil]
+    private var messages = WebSocketRecordedMessages()
+    private var close: WebSocketClose?
+    private var closes = 0
+    /// Set when messages stop being kept: the reason, for the log line.
+    private var stopped: String?
+    /// Called once the recording ended, whatever the outcome.
+    package var onEnd: (() -> Void)?
+
+    /// A recorder for `plan`, bounded by `limit` bytes; `described` names the upgrade in the log
+    /// (`GET /chat`, its query redacted).
+    package init(plan: WebSocketRecordingPlan, limit: Int, described: String, logger: Logger) {
+        self.plan = plan
+        self.limit = max(0, limit)
+        self.described = described
+        self.logger = logger
+        readers = [
+            WebSocketFrameReader(maximumMessageBytes: max(0, limit)),
+            WebSocketFrameReader(maximumMessageBytes: max(0, limit)),
+        ]
+    }
+
+    /// Whether the recording is over (handed to the session, or given up).
+    package var isEnded: Bool {
+        if case .done = state { return true }
+        return false
+    }
+
+    /// Bytes `side` sent, as they pass.
+    package func read(_ bytes: UnsafeRawBufferPointer, from side: WebSocketMessage.Sender) {
+        switch state {
+        case .done:
+            return
+        case .awaitingHead(var pending):
+            guard side == .server else {
+                guard early.count + bytes.count <= WebSocketRecordingHead.maximumBytes else {
+                    return give(up: "the client sent more than 64 KiB before the upstream answered")
+                }
+                early.append(contentsOf: bytes)
+                return
+            }
+            pending.append(contentsOf: bytes)
+            state = .done
+            switch WebSocketRecordingHead.parse(pending) {
+            case .incomplete:
+                guard pending.count <= WebSocketRecordingHead.maximumBytes else {
+                    return give(up: "the upstream's answer has a head larger than 64 KiB")
+                }
+                state = .awaitingHead(pending)
+            case .malformed:
+                give(up: "the upstream's answer is not an HTTP response")
+            case .head(let head, let bodyStart):
+                self.head = head
+                let rest = Array(pending[bodyStart...])
+                if head.status == 101 {
+                    begin(head, rest: rest)
+                } else {
+                    refused(head, rest: rest)
+                }
+            }
+        case .refusal(let head, var body, let length):
+            body.append(contentsOf: bytes.prefix(length - body.count))
+            state = .refusal(head, body: body, length: length)
+            if body.count == length { recordRefusal(head, body: body) }
+        case .conversation:
+            readFrames(bytes, from: side)
+        }
+    }
+
+    /// Ends the recording now: a connection closed, or Kakapo is stopping.
+    package func end(_ ending: Ending) {
+        switch state {
+        case .done:
+            return
+        case .awaitingHead:
+            give(up: "the connection ended before the upstream answered the upgrade")
+        case .refusal(let head, _, _):
+            give(up: "the connection ended before the \(head.status) answer's body")
+        case .conversation:
+            if ending == .stopping && close == nil { stop(because: "Kakapo stopped") }
+            recordConversation()
+        }
+    }
+
+    // MARK: - The upstream's answer
+
+    private func begin(_ head: WebSocketRecordingHead, rest: [UInt8]) {
+        state = .conversation
+        opened = .now
+        if let deflate = head.deflate {
+            for index in readers.indices { readers[index].allowsCompression = true }
+            inflaters = [
+                WebSocketInflater(resetsEachMessage: deflate.clientResets),
+                WebSocketInflater(resetsEachMessage: deflate.serverResets),
+            ]
+        }
+        let client = early
+        early = []
+        client.withUnsafeBytes { readFrames($0, from: .client) }
+        rest.withUnsafeBytes { readFrames($0, from: .server) }
+    }
+
+    private func refused(_ head: WebSocketRecordingHead, rest: [UInt8]) {
+        guard let length = head.contentLength, length <= limit else {
+            return give(
+                up: "the upstream answered \(head.status) without a Content-Length body within \(limit) bytes")
+        }
+        let body = Array(rest.prefix(length))
+        state = .refusal(head, body: body, length: length)
+        if body.count == length { recordRefusal(head, body: body) }
+    }
+
+    private func recordRefusal(_ head: WebSocketRecordingHead, body: [UInt8]) {
+        state = .done
+        let interaction = Interaction(
+            request: upgradeRequest(), response: HTTP.Response(status: head.status, headers: head.headers, body: body),
+            recordedAt: UTCTimestamp.now(), durationMilliseconds: milliseconds(since: started))
+        plan.session.record(interaction, replacing: plan.replacing) {}
+        logger.info("recorded WebSocket \(described): refused \(head.status) by the upstream")
+        onEnd?()
+    }
+
+    // MARK: - The conversation
+
+    private func readFrames(_ bytes: UnsafeRawBufferPointer, from side: WebSocketMessage.Sender) {
+        let index = side == .client ? 0 : 1
+        guard !readers[index].isFinished, bytes.count > 0 else { return }
+        let failure = readers[index].read(bytes) { event in
+            switch event {
+            case .message(let isText, let compressed, let payload):
+                take(payload, isText: isText, compressed: compressed, from: side)
+            case .close(let code, let reason):
+                closes += 1
+                if close == nil {
+                    close = WebSocketClose(
+                        from: side, code: code, reason: String(decoding: reason, as: UTF8.self),
+                        offsetMilliseconds: milliseconds(since: opened))
+                }
+            }
+        }
+        switch failure {
+        case .none:
+            break
+        case .tooLarge(let limit):
+            stop(because: "a \(side.rawValue) message is larger than \(Self.describe(limit))")
+        case .malformed(let reason):
+            stop(because: "the \(side.rawValue)'s frames are malformed (\(reason))")
+        }
+        if closes == 2 { recordConversation() }
+    }
+
+    private func take(_ payload: [UInt8], isText: Bool, compressed: Bool, from side: WebSocketMessage.Sender) {
+        guard stopped == nil else { return }
+        let offset = milliseconds(since: opened)
+        var bytes = payload
+        if compressed {
+            let index = side == .client ? 0 : 1
+            switch inflaters[index]?.inflate(payload, limit: limit) {
+            case .inflated(let inflated):
+                bytes = inflated
+            case .tooLarge:
+                return stop(because: "a \(side.rawValue) message inflates to more than \(Self.describe(limit))")
+            case .invalid, .none:
+                return stop(because: "a \(side.rawValue) message is not valid permessage-deflate data")
+            }
+        }
+        guard messages.byteCount <= limit - bytes.count else {
+            return stop(because: "the conversation's messages add up to more than \(Self.describe(limit))")
+        }
+        messages.append(from: side, isText: isText, offsetMilliseconds: offset, payload: bytes)
+    }
+
+    /// Keeps no more messages (the ones so far are recorded at the end), warning once.
+    private func stop(because reason: String) {
+        guard stopped == nil else { return }
+        stopped = reason
+        logger.warning(
+            "WebSocket \(described): recording stopped after \(messages.count) messages: \(reason); the tunnel goes on"
+        )
+    }
+
+    private func recordConversation() {
+        guard case .conversation = state, let head else { return }
+        state = .done
+        let conversation = WebSocketConversation(
+            subprotocol: head.subprotocol, messages: messages.messages(), close: close)
+        messages = WebSocketRecordedMessages()
+        let interaction = Interaction(
+            request: upgradeRequest(), response: HTTP.Response(status: 101, headers: head.headers),
+            recordedAt: UTCTimestamp.now(),
+            durationMilliseconds: (opened - started) / .milliseconds(1), webSocket: conversation)
+        plan.session.record(interaction, replacing: plan.replacing) {}
+        let counts = conversation.counts
+        let ending =
+            close.map { close in
+                "closed \(close.code.map(String.init) ?? "without a code") by the \(close.from.rawValue)"
+            } ?? "not closed"
+        logger.info(
+            "recorded WebSocket \(described): \(counts.client) client and \(counts.server) server messages, \(ending)\(stopped.map { " (stopped early: \($0))" } ?? "")"
+        )
+        onEnd?()
+    }
+
+    /// Nothing is recorded.
+    private func give(up reason: String) {
+        state = .done
+        logger.warning("WebSocket \(described) not recorded: \(reason)")
+        onEnd?()
+    }
+
+    // MARK: - Helpers
+
+    /// The upgrade as it went upstream, still reading as an upgrade (the hop-by-hop `Upgrade` and
+    /// `Connection` fields that preparing it for libcurl removed are put back).
+    private func upgradeRequest() -> HTTP.Request {
+        var request = plan.request
+        if request.headers["Upgrade"] == nil { request.headers.add(name: "Upgrade", value: "websocket") }
+        if request.headers["Connection"] == nil { request.headers.add(name: "Connection", value: "Upgrade") }
+        return request
+    }
+
+    private func milliseconds(since instant: ContinuousClock.Instant) -> Double {
+        max(0, (ContinuousClock.now - instant) / .milliseconds(1))
+    }
+
+    /// The limit as the warnings name it.
+    static func describe(_ limit: Int) -> String {
+        "the \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes") limit of a recorded answer (the upstream's maximum response size)"
+    }
+}
