@@ -11,7 +11,7 @@ public enum JSONRPCMessage {
 
     /// `json` as it is compared with recordings: a JSON-RPC request's `id` (each element's in a batch) is
     /// left out; any other value is returned as it is, after one look at its first member or element.
-    static func forMatching(_ json: JSONValue) -> JSONValue {
+    package static func forMatching(_ json: JSONValue) -> JSONValue {
         guard let requests = requests(in: json) else { return json }
         let anonymous: [JSONValue] = requests.map { request in
             guard request["id"] != nil else { return .object(request) }
