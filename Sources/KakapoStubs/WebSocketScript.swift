@@ -12,8 +12,10 @@ import KakapoHTTP
 ///       subprotocol: chat
 ///       send: [{text: "welcome to {{params.room}}"}]
 ///       on:
-///         - when: {json: {type: ping}}
+///         - when: {fields: {/type: ping}}
 ///           send: [{json: {type: pong, room: "{{params.room}}", echo: "{{message.json.payload.id}}"}}]
+///         - when: {json: {type: status}}
+///           send: [{json: {type: status, ok: true}}]
 ///         - when: {text: {matches: "^bye"}}
 ///           send: [{text: see you}]
 ///           close: {code: 1000, reason: done}

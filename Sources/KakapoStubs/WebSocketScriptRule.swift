@@ -6,7 +6,7 @@ import KakapoJSON
 /// what to answer when it holds. The script's first rule that holds answers.
 ///
 /// ```yaml
-/// - when: {json: {type: ping}}
+/// - when: {fields: {/type: ping}}
 ///   send: [{json: {type: pong, echo: "{{message.json.payload.id}}"}}]
 /// - when: {text: {matches: "^bye"}}
 ///   close: {code: 1000, reason: done}
@@ -23,6 +23,10 @@ struct WebSocketScriptRule: Sendable {
         /// `{json: VALUE}`: the text message, parsed as JSON, is this value (key order and number spelling
         /// do not count).
         case json(JSONValue)
+        /// `{fields: {/type: ping, /id: {present: true}}}`: the text message is JSON and the value at each
+        /// pointer holds, exactly as in a route's `when.json` (equal, `{matches: REGEX}` on the whole value,
+        /// `{present: BOOL}`); other members do not count.
+        case fields([(JSONPointer, ValueMatcher)])
         /// `{base64: "..."}`: the binary message is exactly these bytes.
         case bytes([UInt8])
     }
@@ -39,8 +43,9 @@ struct WebSocketScriptRule: Sendable {
     }
 
     private static func condition(_ node: DefinitionNode) throws(RoutesError) -> Condition {
-        let object = try node.object(allowed: ["text", "json", "base64"])
-        let (key, value) = try object.exactlyOne(of: ["text", "json", "base64"], what: "a websocket rule's when")
+        let kinds = ["text", "json", "fields", "base64"]
+        let object = try node.object(allowed: kinds)
+        let (key, value) = try object.exactlyOne(of: kinds, what: "a websocket rule's when")
         switch key {
         case "text":
             if case .object = value.value {
@@ -61,6 +66,17 @@ struct WebSocketScriptRule: Sendable {
         case "json":
             try refuseTemplates(in: value)
             return .json(value.value)
+        case "fields":
+            try refuseTemplates(in: value)
+            var fields: [(JSONPointer, ValueMatcher)] = []
+            for (text, matcher) in try value.entries() {
+                guard let pointer = JSONPointer(text), !text.isEmpty else {
+                    throw matcher.error("a JSON pointer starts with '/' (such as /user/name), not \"\(text)\"")
+                }
+                fields.append((pointer, try ValueMatcher(matcher)))
+            }
+            guard !fields.isEmpty else { throw value.error("expected at least one field, such as {/type: ping}") }
+            return .fields(fields)
         default:
             guard let data = Data(base64Encoded: try value.string(), options: .ignoreUnknownCharacters) else {
                 throw value.error("not valid base64")
@@ -97,6 +113,9 @@ struct WebSocketScriptRule: Sendable {
         case .json(let expected):
             guard let json = context.messageJSON else { return false }
             return json.isEquivalent(to: expected)
+        case .fields(let fields):
+            guard let json = context.messageJSON else { return false }
+            return fields.allSatisfy { pointer, matcher in matcher.accepts(json: json[pointer: pointer]) }
         case .bytes(let expected):
             guard case .binary(let bytes)? = context.message else { return false }
             return bytes == expected
