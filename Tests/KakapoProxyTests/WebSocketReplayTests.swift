@@ -3,38 +3,315 @@ import Kakapo
 import KakapoTestSupport
 import Testing
 
+/// Recorded WebSocket conversations played back by Kakapo with no upstream, through real sockets: a real
+/// NIO client (`WebSocketClient`) against the real server.
 @Suite("WebSocket replay")
 struct WebSocketReplayTests {
-    @Test("a route's script is played over a real WebSocket (transport smoke test)")
-    func scriptSmoke() async throws {
-        let harness = try await ProxyHarness.serving(
-            routes: """
-                routes:
-                  - path: /chat
-                    websocket:
-                      subprotocol: chat
-                      send: [{text: "welcome"}]
-                      on:
-                        - when: {text: "bye"}
-                          send: [{text: "see you"}]
-                          close: {code: 1000, reason: done}
-                        - send: [{text: "echo: {{message.text}}"}]
-                """, name: "routes.yaml")
+    /// A cassette file holding one upgrade interaction per conversation (each a `"websocket"` object's JSON),
+    /// all on `path`.
+    static func cassette(_ conversations: [String], path: String = "/chat") throws -> String {
+        let interactions = conversations.map { websocket in
+            """
+            {"request": {"method": "GET", "url": "\(path)", "headers": [["Upgrade", "websocket"], ["Connection", "Upgrade"]]},
+             "response": {"status": 101, "headers": []}, "websocket": \(websocket)}
+            """
+        }
+        let file = try Fixtures.temporaryDirectory() + "/ws.json"
+        try #"{"version": 1, "interactions": [\#(interactions.joined(separator: ",\n"))]}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    static func replaying(
+        _ conversations: [String], timing: StreamTiming = .recorded, matching: MatchOptions = MatchOptions()
+    ) async throws -> ProxyHarness {
+        var configuration = ProxyConfiguration(mode: .none, cassettePath: try cassette(conversations))
+        configuration.streamTiming = timing
+        configuration.matching = matching
+        return try await ProxyHarness.start(configuration)
+    }
+
+    /// Milliseconds from `start` to `end`.
+    static func milliseconds(_ start: ContinuousClock.Instant, _ end: ContinuousClock.Instant) -> Double {
+        (end - start) / .milliseconds(1)
+    }
+
+    static let textAndBinary = """
+        {"subprotocol": "chat", "messages": [
+          {"from": "server", "offsetMs": 0, "text": "hi"},
+          {"from": "client", "offsetMs": 100, "text": "hello"},
+          {"from": "server", "offsetMs": 400, "text": "world"},
+          {"from": "server", "offsetMs": 500, "base64": "AAEC/w=="}],
+         "close": {"from": "server", "code": 1000, "reason": "bye", "offsetMs": 550}}
+        """
+
+    @Test("a text and binary conversation is replayed with no upstream, at the recorded pace, and closed as recorded")
+    func textAndBinary() async throws {
+        let harness = try await Self.replaying([Self.textAndBinary])
         let client = try await WebSocketClient.connect(port: harness.port, path: "/chat", subprotocols: ["chat"])
-        #expect(client.handshake.status == 101)
+        #expect(client.handshake.status == 101, "\(client.handshake.head)")
         #expect(client.handshake.subprotocol == "chat")
-        #expect(await client.nextMessage()?.text == "welcome")
-        try client.ping([1, 2, 3])
-        #expect(await client.nextPong() == [1, 2, 3])
+        #expect(client.handshake.values("Sec-WebSocket-Extensions").isEmpty)
+        let hi = try #require(await client.nextMessage())
+        #expect(hi.text == "hi")
+        #expect(Self.milliseconds(client.opened, hi.arrived) < 1000)
+        // Nothing more until the client speaks.
+        #expect(await client.nextMessage(timeout: .milliseconds(300)) == nil)
+        let sent = ContinuousClock.now
         try client.send(text: "hello")
-        #expect(await client.nextMessage()?.text == "echo: hello")
-        try client.send(text: "bye")
-        #expect(await client.nextMessage()?.text == "see you")
-        let close = await client.closeFrame()
-        #expect(close?.code == 1000)
-        #expect(close?.reason == "done")
+        let world = try #require(await client.nextMessage())
+        #expect(world.text == "world")
+        let binary = try #require(await client.nextMessage())
+        #expect(binary.payload == .binary([0, 1, 2, 255]))
+        let close = try #require(await client.closeFrame())
+        #expect(close.code == 1000)
+        #expect(close.reason == "bye")
+        // Offsets from the client's message: 300 ms and 400 ms; the lower bounds are strict, the upper ones
+        // leave a loaded machine room.
+        #expect(Self.milliseconds(sent, world.arrived) >= 300)
+        #expect(Self.milliseconds(sent, world.arrived) < 1500)
+        #expect(Self.milliseconds(sent, binary.arrived) >= 400)
+        #expect(Self.milliseconds(sent, binary.arrived) < 1600)
+        try client.close(code: 1000)
+        #expect(await client.waitForDisconnect())
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 0)
+        #expect(summary.counts[.cassette, default: 0] == 1)
+    }
+
+    static let slow = """
+        {"messages": [
+          {"from": "client", "offsetMs": 0, "text": "go"},
+          {"from": "server", "offsetMs": 1600, "text": "one"},
+          {"from": "server", "offsetMs": 2000, "text": "two"}]}
+        """
+
+    @Test("--stream-timing none sends the server's messages at once, 4x four times as fast")
+    func streamTiming() async throws {
+        for (timing, lower, upper) in [(StreamTiming.none, 0.0, 1000.0), (StreamTiming("4x")!, 400.0, 1200.0)] {
+            let harness = try await Self.replaying([Self.slow], timing: timing)
+            let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+            let sent = ContinuousClock.now
+            try client.send(text: "go")
+            let one = try #require(await client.nextMessage())
+            let two = try #require(await client.nextMessage())
+            #expect([one.text, two.text] == ["one", "two"])
+            let first = Self.milliseconds(sent, one.arrived)
+            #expect(first >= lower && first < upper, "\(timing): \(first) ms")
+            if timing == StreamTiming("4x")! {
+                #expect(Self.milliseconds(sent, two.arrived) >= 500, "\(timing)")
+            }
+            // No close recorded: the connection stays open, silent.
+            #expect(await client.nextMessage(timeout: .milliseconds(300)) == nil)
+            #expect(client.isConnected)
+            client.disconnect()
+            await harness.stop()
+        }
+    }
+
+    @Test(
+        "a client message matches as JSON: key order, number spelling, --ignore-body-field and [REDACTED] do not count")
+    func jsonMatching() async throws {
+        let recorded = #"{"b": 1, "a": [1.0, 2], "ts": 123, "token": "[REDACTED]"}"#
+        let conversation = """
+            {"messages": [{"from": "client", "offsetMs": 0, "text": \(JSONString(recorded))},
+              {"from": "server", "offsetMs": 5, "text": "ok"}]}
+            """
+        let harness = try await Self.replaying(
+            [conversation], matching: MatchOptions(ignoredBodyFields: [JSONPointer("/ts")!]))
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try client.send(text: #"{"token":"s3cret","a":[1,2e0],"ts":999,"b":1}"#)
+        #expect(await client.nextMessage()?.text == "ok")
+        client.disconnect()
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 0)
+    }
+
+    @Test(
+        "a client message that differs closes the connection with 1008, the message's index and the first difference, and counts as a miss"
+    )
+    func mismatch() async throws {
+        let conversation = """
+            {"messages": [{"from": "client", "offsetMs": 0, "text": "subscribe"},
+              {"from": "client", "offsetMs": 10, "text": "{\\"price\\": 11, \\"symbol\\": \\"KKP\\"}"},
+              {"from": "server", "offsetMs": 20, "text": "filled"}]}
+            """
+        let harness = try await Self.replaying([conversation])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try client.send(text: "subscribe")
+        try client.send(text: #"{"symbol": "KKP", "price": 12}"#)
+        let close = try #require(await client.closeFrame())
+        #expect(close.code == 1008)
+        #expect(close.reason == "message 2 from the client differs at /price: 12 here, 11 recorded")
+        #expect(await client.nextMessage(timeout: .milliseconds(100)) == nil)
         try? client.close(code: 1000)
+        #expect(await client.waitForDisconnect())
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 1)
+        #expect(summary.misses.contains { $0.hasPrefix("GET /chat") })
+    }
+
+    @Test("a client message past the recording's last closes 1008 saying so; a long difference is cut to 123 bytes")
+    func beyondTheRecording() async throws {
+        let long = String(repeating: "é", count: 200)
+        let harness = try await Self.replaying([
+            #"{"messages": [{"from": "client", "offsetMs": 0, "text": "a"}]}"#,
+            #"{"messages": [{"from": "client", "offsetMs": 0, "text": "x\#(long)"}]}"#,
+        ])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try client.send(text: "a")
+        try client.send(text: "b")
+        let close = try #require(await client.closeFrame())
+        #expect(close.code == 1008)
+        #expect(
+            close.reason
+                == "message 2 from the client is one more than recorded: the recording has 1 message from the client")
+        client.disconnect()
+
+        let second = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try second.send(text: "y" + long)
+        let cut = try #require(await second.closeFrame())
+        #expect(cut.code == 1008)
+        #expect(cut.reason.utf8.count <= 123 && cut.reason.utf8.count > 100)
+        #expect(cut.reason.hasPrefix("message 1 from the client differs at character 0: \"y"))
+        second.disconnect()
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 2)
+    }
+
+    @Test("the recorded subprotocol is answered when the client offers it, none when it offers others or none")
+    func subprotocols() async throws {
+        let harness = try await Self.replaying(
+            Array(repeating: #"{"subprotocol": "chat", "messages": []}"#, count: 3))
+        let offered = try await WebSocketClient.connect(
+            port: harness.port, path: "/chat", subprotocols: ["superchat", "chat"])
+        #expect(offered.handshake.status == 101)
+        #expect(offered.handshake.subprotocol == "chat")
+        let others = try await WebSocketClient.connect(port: harness.port, path: "/chat", subprotocols: ["other"])
+        #expect(others.handshake.status == 101)
+        #expect(others.handshake.subprotocol == nil)
+        let none = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        #expect(none.handshake.subprotocol == nil)
+        for client in [offered, others, none] { client.disconnect() }
+        await harness.stop()
+    }
+
+    @Test("a ping is answered with a pong carrying its data; fragments are joined into one message")
+    func pingAndFragments() async throws {
+        let harness = try await Self.replaying([
+            #"{"messages": [{"from": "client", "offsetMs": 0, "text": "hello"}, {"from": "server", "offsetMs": 1, "text": "joined"}]}"#
+        ])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try client.ping([7, 8, 9])
+        #expect(await client.nextPong() == [7, 8, 9])
+        try client.sendFrame(fin: false, opcode: 0x1, payload: Array("hel".utf8))
+        // A ping may come between the fragments of a message.
+        try client.ping([1])
+        try client.sendFrame(fin: true, opcode: 0x0, payload: Array("lo".utf8))
+        #expect(await client.nextMessage()?.text == "joined")
+        client.disconnect()
+        await harness.stop()
+    }
+
+    @Test("two recordings of one path replay in order on two connections")
+    func twoRecordingsInOrder() async throws {
+        let harness = try await Self.replaying([
+            #"{"messages": [{"from": "server", "offsetMs": 0, "text": "first"}]}"#,
+            #"{"messages": [{"from": "server", "offsetMs": 0, "text": "second"}]}"#,
+        ])
+        let one = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        #expect(await one.nextMessage()?.text == "first")
+        let two = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        #expect(await two.nextMessage()?.text == "second")
+        one.disconnect()
+        two.disconnect()
+        await harness.stop()
+    }
+
+    @Test("a plain GET of a conversation's URL gets 426; a handshake without a key or with another version gets 400")
+    func notAWebSocket() async throws {
+        let harness = try await Self.replaying(Array(repeating: #"{"messages": []}"#, count: 3))
+        let plain = try await harness.client.send(.get, "/chat")
+        #expect(plain.status == 426)
+        #expect(String(decoding: plain.body, as: UTF8.self).contains("WebSocket"))
+        for (field, expected) in [
+            ("Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13", "Sec-WebSocket-Key"),
+            ("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8", "Sec-WebSocket-Version: 13"),
+        ] {
+            let connection = try RawConnection(port: harness.port)
+            connection.send(
+                "GET /chat HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\(field)\r\n\r\n"
+            )
+            let (text, _) = connection.receive { $0.contains("}") }
+            #expect(text.hasPrefix("HTTP/1.1 400"), "\(text)")
+            #expect(text.contains(expected), "\(text)")
+        }
+        await harness.stop()
+    }
+
+    @Test("JSON-RPC responses get the id the client used when it differs from the recorded one")
+    func jsonRPCIDs() async throws {
+        let request = #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#
+        let response = #"{"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}"#
+        let harness = try await Self.replaying([
+            """
+            {"messages": [{"from": "client", "offsetMs": 0, "text": \(JSONString(request))},
+              {"from": "server", "offsetMs": 1, "text": \(JSONString(response))}]}
+            """
+        ])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try client.send(text: #"{"jsonrpc":"2.0","method":"tools/list","id":"abc-7"}"#)
+        let reply = try #require(await client.nextMessage()?.text)
+        #expect(reply == #"{"jsonrpc": "2.0", "id": "abc-7", "result": {"tools": []}}"#)
+        client.disconnect()
+        await harness.stop()
+    }
+
+    @Test("a close the client sent in the recording is waited for and echoed")
+    func clientClose() async throws {
+        let harness = try await Self.replaying([
+            #"{"messages": [{"from": "server", "offsetMs": 0, "text": "hi"}], "close": {"from": "client", "code": 1000, "reason": "done"}}"#
+        ])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        #expect(await client.nextMessage()?.text == "hi")
+        #expect(await client.closeFrame(timeout: .milliseconds(300)) == nil)
+        #expect(client.isConnected)
+        try client.close(code: 4001, reason: "bye now")
+        let echo = try #require(await client.closeFrame())
+        #expect(echo.code == 4001)
         #expect(await client.waitForDisconnect())
         await harness.stop()
     }
+
+    @Test(
+        "hostile frames (unmasked, too big, unknown opcode, reserved bits, bad UTF-8) close cleanly and the server stays up"
+    )
+    func hostileFrames() async throws {
+        let harness = try await Self.replaying(Array(repeating: #"{"messages": []}"#, count: 6))
+        var oversized: [UInt8] = [0x82, 0x80 | 127]
+        oversized += [0, 0, 1, 0, 0, 0, 0, 0] + [1, 2, 3, 4]
+        let cases: [(String, [UInt8], Int)] = [
+            ("unmasked", WebSocketClient.frame(opcode: 0x1, payload: Array("x".utf8), masked: false), 1002),
+            ("oversized", oversized, 1009),
+            ("opcode 3", WebSocketClient.frame(opcode: 0x3, payload: []), 1002),
+            ("rsv1", WebSocketClient.frame(opcode: 0x1, payload: Array("x".utf8), reservedBits: 0x40), 1002),
+            ("bad UTF-8", WebSocketClient.frame(opcode: 0x1, payload: [0xC3, 0x28]), 1007),
+            ("continuation first", WebSocketClient.frame(opcode: 0x0, payload: [1]), 1002),
+        ]
+        for (name, bytes, code) in cases {
+            let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+            #expect(client.handshake.status == 101)
+            try client.sendRaw(bytes)
+            #expect(await client.closeFrame()?.code == code, "\(name)")
+            #expect(await client.waitForDisconnect(), "\(name)")
+        }
+        let plain = try await harness.client.send(.get, "/chat")
+        #expect(plain.status == 426)
+        await harness.stop()
+    }
+}
+
+/// `text` as a JSON string literal.
+private func JSONString(_ text: String) -> String {
+    String(decoding: JSONWriter().write(.string(text)), as: UTF8.self)
 }
