@@ -3,13 +3,14 @@ import KakapoCassette
 import KakapoTestSupport
 import Testing
 
-/// WebSockets through Kakapo: tunnelled to the upstream, unrecorded, while plain requests are recorded.
+/// WebSockets through Kakapo: tunnelled to the upstream and recorded, alongside plain requests.
 @Suite("WebSockets")
 struct WebSocketTests {
-    @Test("a WebSocket is tunnelled to the upstream while recording, and nothing of it is recorded")
+    @Test("a WebSocket is tunnelled to the upstream while recording, and its conversation is recorded with the upgrade")
     func tunnelledWhileRecording() async throws {
         let server = try await WebSocketEchoServer.start()
-        let cassette = try Fixtures.temporaryDirectory() + "/ws.json"
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/ws.json"
         let recorder = try KakapoProcess([
             "record", "--upstream", server.baseURL, "--cassette", cassette, "--port", "0",
         ])
@@ -17,16 +18,23 @@ struct WebSocketTests {
         let (head, reply) = await WebSocketConversation.converse(port: port, message: "hello kakapo")
         #expect(head.contains(WebSocketConversation.accept), "\(head)")
         #expect(reply.contains("echo: hello kakapo"), "\(reply)")
-        // A plain request on another connection is still recorded (the echo server answers 404).
+        // A plain request on another connection is recorded too (the echo server answers 404).
         let client = try TestClient(port: port)
         #expect(try await client.send(.get, "/plain").status == 404)
         client.shutdown()
         recorder.send(SIGINT)
         #expect(try await recorder.waitForExit() == 0)
-        #expect(try CassetteFile.load(cassette).interactions.map(\.request.target) == ["/plain"])
+        let recorded = try CassetteFile.load(cassette)
+        #expect(Set(recorded.interactions.map(\.request.target)) == ["/chat", "/plain"])
+        let conversation = try #require(recorded.interactions.first { $0.request.target == "/chat" }?.webSocket)
+        #expect(conversation.messages.map(\.payload) == [.text("hello kakapo"), .text("echo: hello kakapo")])
+        #expect(conversation.messages.map(\.from) == [.client, .server])
 
-        // Without an upstream (replay) an upgrade is an ordinary request: a miss.
-        let replay = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
+        // Without an upstream (replay) an upgrade that was not recorded is an ordinary request: a miss.
+        let plainOnly = directory + "/plain.json"
+        try CassetteFile.save(
+            Cassette(interactions: recorded.interactions.filter { $0.webSocket == nil }), to: plainOnly)
+        let replay = try KakapoProcess(["replay", "--cassette", plainOnly, "--port", "0"])
         let (missed, _) = await WebSocketConversation.converse(
             port: try await replay.waitUntilListening(), message: "x")
         #expect(missed.hasPrefix("HTTP/1.1 404"), "\(missed)")
