@@ -51,6 +51,9 @@ public struct CredentialScanner: Sendable {
                 }
                 findings.append(Finding(path: path, message: message))
             }
+            if let before = interaction.webSocket, let after = clean.webSocket {
+                findings += Self.findings(in: before, redacted: after, interaction: position, at: base)
+            }
         }
         return findings
     }

@@ -9,7 +9,8 @@ import KakapoJSON
 ///   credential parameters of URLs, wherever they appear in headers, query values and text bodies;
 /// - the names and JSON pointers the user adds, less the names the user keeps (`--no-redact`);
 /// - every value a request carried as a secret, echoed anywhere else in the interaction (a response
-///   body that repeats the password of a form, a header that reflects the token).
+///   body that repeats the password of a form, a header that reflects the token);
+/// - every message of a WebSocket conversation, as a body (`Redactor+WebSocket.swift`).
 ///
 /// In allowlist mode (`--redact-all-except`) every header, query parameter, form field and JSON member
 /// not listed is redacted, except the headers that frame a message (`Content-Type`, `Content-Length`,
@@ -118,7 +119,7 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// Whether a named value is written as it is, whatever its shape (the user kept or allowed it).
-    private func isKept(_ name: String) -> Bool {
+    func isKept(_ name: String) -> Bool {
         let lowered = name.lowercased()
         return kept.contains(lowered) || allowlist?.contains(lowered) == true
     }
@@ -172,6 +173,9 @@ public struct Redactor: Hashable, Sendable {
                 }
             }
             redacted += Array(repeating: "echoed secret", count: echoes)
+        }
+        if let conversation = interaction.webSocket {
+            copy.webSocket = redact(conversation, echoing: secrets, noting: &redacted)
         }
         return (copy, redacted)
     }
@@ -269,7 +273,7 @@ public struct Redactor: Hashable, Sendable {
         return changed ? parts.joined(separator: "&") : pairs
     }
 
-    private func redact(body: [UInt8], headers: HTTP.Headers, side: Side, noting redacted: inout [String]) -> [UInt8] {
+    func redact(body: [UInt8], headers: HTTP.Headers, side: Side, noting redacted: inout [String]) -> [UInt8] {
         guard !body.isEmpty else { return body }
         let contentType = headers["Content-Type"]?.lowercased() ?? ""
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
@@ -426,12 +430,13 @@ public struct Redactor: Hashable, Sendable {
             }
             if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &values) }
         }
+        if let conversation = interaction.webSocket { values.formUnion(secrets(in: conversation)) }
         values.remove(Redactor.placeholder)
         return values.filter { $0.utf8.count >= 6 }.sorted { $0.utf8.count > $1.utf8.count }.map { Array($0.utf8) }
     }
 
     /// The string values of secret members (and secret-shaped strings) of a request's JSON.
-    private func collectSecrets(in json: JSONValue, name: String?, into values: inout Set<String>) {
+    func collectSecrets(in json: JSONValue, name: String?, into values: inout Set<String>) {
         switch json {
         case .object(let object):
             for member in object.members { collectSecrets(in: member.value, name: member.key, into: &values) }
@@ -459,30 +464,31 @@ public struct Redactor: Hashable, Sendable {
         return result
     }
 
-    /// Every occurrence of each secret replaced by the placeholder.
+    /// Every occurrence of each secret replaced by the placeholder, in one pass (`EchoSearch`).
     static func replace(_ secrets: [[UInt8]], in bytes: [UInt8], count: inout Int) -> [UInt8] {
-        var current = bytes
-        let placeholder = Array(Redactor.placeholder.utf8)
-        for secret in secrets where current.count >= secret.count {
-            var output: [UInt8] = []
-            var index = 0
-            var found = false
-            while index < current.count {
-                if current[index] == secret[0], index + secret.count <= current.count,
-                    current[index..<(index + secret.count)].elementsEqual(secret)
-                {
-                    output.append(contentsOf: placeholder)
-                    index += secret.count
-                    count += 1
-                    found = true
-                } else {
-                    output.append(current[index])
+        EchoSearch(secrets).replace(in: bytes, count: &count)
+    }
+
+    /// Where `needle` (not empty) first occurs in `haystack` at or after `start`.
+    static func firstOccurrence(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        let last = haystack.count - needle.count
+        guard start <= last else { return nil }
+        return haystack.withUnsafeBufferPointer { buffer in
+            needle.withUnsafeBufferPointer { pattern in
+                let first = pattern[0]
+                var index = start
+                while index <= last {
+                    if buffer[index] == first {
+                        var offset = 1
+                        while offset < pattern.count && buffer[index + offset] == pattern[offset] { offset += 1 }
+                        if offset == pattern.count { return index }
+                    }
                     index += 1
                 }
+                return nil
             }
-            if found { current = output }
         }
-        return current
     }
 
     /// Applies `transform` to a body's content: decoded first when it is gzip or deflate, encoded again

@@ -10,6 +10,8 @@ import KakapoJSON
 /// `_chunks` on a streamed response keeps its pieces and their offsets (with `"_brokenOff": true` when the
 /// upstream broke the stream off after them), and `"_encoded": true` on a
 /// `content` marks a body kept as the wire's bytes because Kakapo cannot decode its coding (br, zstd).
+/// An upgrade with a WebSocket conversation is written as Chrome writes one (`HARWebSocket`): a `ws:` or
+/// `wss:` URL, `"_resourceType": "websocket"` and `_webSocketMessages`, with Kakapo's `_webSocketClose`.
 public enum HARExport {
     /// The id of the one page an export writes, which every entry's `pageref` names.
     static let pageID = "page_1"
@@ -61,9 +63,14 @@ public enum HARExport {
         let request = interaction.request
         let response = interaction.response
         let host = request.headers["Host"] ?? "localhost"
+        var origin = request.origin ?? scheme + "://" + host
+        if interaction.webSocket != nil {
+            // Chrome names a WebSocket by its ws: or wss: URL.
+            origin = (origin.hasPrefix("https:") ? "wss" : "ws") + origin.drop { $0 != ":" }
+        }
         var requestObject: JSONObject = [
             "method": .string(request.method.rawValue),
-            "url": .string((request.origin ?? scheme + "://" + host) + request.target),
+            "url": .string(origin + request.target),
             "httpVersion": "HTTP/1.1",
             "cookies": HARCookies.request(request.headers),
             "headers": headers(request.headers),
@@ -88,7 +95,7 @@ public enum HARExport {
             "statusText": .string(ReasonPhrase.text(for: response.status)),
             "httpVersion": "HTTP/1.1",
             "cookies": HARCookies.response(response.headers, recordedAt: interaction.recordedDate),
-            "headers": headers(response.headers),
+            "headers": headers(responseHeaders(interaction)),
             "content": .object(responseContent(response)),
             "redirectURL": .string(response.headers["Location"] ?? ""),
             "headersSize": -1,
@@ -104,7 +111,7 @@ public enum HARExport {
             if interaction.brokenOff { responseObject["_brokenOff"] = true }
         }
         let milliseconds = JSONValue.number(JSONNumber(interaction.durationMilliseconds))
-        return [
+        var entry: JSONObject = [
             "pageref": .string(pageID),
             "startedDateTime": .string(interaction.recordedDate == nil ? epoch : interaction.recordedAt),
             "time": milliseconds,
@@ -115,6 +122,21 @@ public enum HARExport {
                 "blocked": -1, "dns": -1, "connect": -1, "send": 0, "wait": milliseconds, "receive": 0, "ssl": -1,
             ],
         ]
+        if let conversation = interaction.webSocket {
+            HARWebSocket.add(
+                conversation, start: interaction.recordedDate ?? Date(timeIntervalSince1970: 0), to: &entry)
+        }
+        return .object(entry)
+    }
+
+    /// The response's headers, with the conversation's subprotocol stated when they do not say it (a cassette
+    /// edited by hand), since HAR keeps it only there.
+    private static func responseHeaders(_ interaction: Interaction) -> HTTP.Headers {
+        var headers = interaction.response.headers
+        if let subprotocol = interaction.webSocket?.subprotocol, headers["Sec-WebSocket-Protocol"] == nil {
+            headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol)
+        }
+        return headers
     }
 
     /// HAR's `content`: the decoded body, or the wire's bytes (base64, `_encoded`) when its coding is one

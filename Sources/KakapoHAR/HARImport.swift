@@ -5,7 +5,8 @@ import KakapoJSON
 
 /// Reads HAR 1.2 (what browsers' devtools, mitmproxy, Charles, Proxyman and Polly.js write) into a cassette:
 /// entries in order, text and base64 bodies, missing optional fields tolerated, pages and `_`-prefixed
-/// extensions ignored but Kakapo's own `_chunks` (and `_brokenOff`), HTTP/2 pseudo-headers dropped. Bodies are made to agree
+/// extensions ignored but Kakapo's own `_chunks` (and `_brokenOff`) and Chrome's `_webSocketMessages` (with
+/// Kakapo's `_webSocketClose`, `HARWebSocket`), HTTP/2 pseudo-headers dropped. Bodies are made to agree
 /// with their `Content-Encoding` as `HARResponseContent` says, and the report tells what that changed.
 public enum HARImport {
     /// The cassette `bytes` (a HAR document read from `file`) describes, before redaction.
@@ -68,7 +69,8 @@ public enum HARImport {
         guard (100...599).contains(status) else {
             throw try response.member("status").failure("expected an HTTP status from 100 to 599, not \(status)")
         }
-        let content = try HARResponseContent.read(response, headers: try headers(response), report: &report)
+        let responseHeaders = try headers(response)
+        let content = try HARResponseContent.read(response, headers: responseHeaders, report: &report)
         let milliseconds =
             try entry.optional("time").map { node in
                 let value = try node.number()
@@ -79,14 +81,20 @@ public enum HARImport {
                 }
                 return value
             } ?? 0
-        return Interaction(
+        // A WebSocket's ws: and wss: URLs name the http: and https: origin its upgrade went to.
+        var scheme = components.scheme?.lowercased() ?? "http"
+        if scheme == "ws" || scheme == "wss" { scheme = scheme == "wss" ? "https" : "http" }
+        var interaction = Interaction(
             request: HTTP.Request(
                 method: HTTP.Method(try request.member("method").string().uppercased()), target: target,
                 headers: requestHeaders, body: requestBody,
-                origin: RequestOrigin.make(scheme: components.scheme ?? "http", host: host, port: components.port)),
+                origin: RequestOrigin.make(scheme: scheme, host: host, port: components.port)),
             response: HTTP.Response(status: status, headers: content.headers, body: content.body),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
             durationMilliseconds: max(0, milliseconds), chunks: content.chunks, brokenOff: content.brokenOff)
+        interaction.webSocket = try HARWebSocket.read(
+            entry, status: status, headers: responseHeaders, start: interaction.recordedDate, report: &report)
+        return interaction
     }
 
     private static func headers(_ message: Node) throws -> HTTP.Headers {

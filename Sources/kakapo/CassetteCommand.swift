@@ -65,11 +65,14 @@ struct CassetteCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the interactions of a cassette, one per line.",
             discussion:
-                "A GraphQL request shows its operation next to the URL (POST /graphql  query GetUser), a JSON-RPC request its method (POST /mcp  jsonrpc tools/call)."
+                "A GraphQL request shows its operation next to the URL (POST /graphql  query GetUser), a JSON-RPC request its method (POST /mcp  jsonrpc tools/call), a WebSocket upgrade its conversation (websocket: 3 from the client, 5 from the server, 2.4 s, closed 1000 by the server); --messages lists a conversation's messages under it."
         )
 
         @Argument(help: "The cassette file.")
         var file: String
+
+        @Flag(help: "List the messages of each WebSocket conversation: direction, offset, and the start of each.")
+        var messages = false
 
         /// How a streamed answer came: ` in 5 chunks`, `, broken off` when the upstream broke it; empty for a
         /// whole answer.
@@ -88,10 +91,15 @@ struct CassetteCommand: ParsableCommand {
                 let operation =
                     (GraphQLRequest(request, json: { try? JSONParser.parse(request.body) })?.label
                     ?? JSONRPCMessage.label(for: request)).map { "  " + $0 }
+                // A conversation takes the place of the body, which an upgrade does not have.
+                let content =
+                    interaction.webSocket.map(Self.summary) ?? "\(response.body.count) B\(Self.stream(of: interaction))"
                 print(
                     "#\(position)\t\(request.method)\t\(request.url)\(operation ?? "")\t\(response.status)\t"
-                        + "\(response.body.count) B\(Self.stream(of: interaction))\t\(type)\t\(host)\t"
-                        + interaction.recordedAt)
+                        + "\(content)\t\(type)\t\(host)\t" + interaction.recordedAt)
+                if messages, let conversation = interaction.webSocket {
+                    for line in Self.lines(of: conversation) { print("\t" + line) }
+                }
             }
         }
     }

@@ -1,0 +1,140 @@
+import KakapoHTTP
+import KakapoJSON
+
+/// A WebSocket conversation's share of redaction (issue 31). Every message is redacted as a body is: a text
+/// message by the names of its JSON members (`{"type":"auth","token":"..."}`), the `--redact-json` pointers and
+/// the allowlist, and by the shape of its values (bearer tokens, JWTs); a binary one only where a secret of the
+/// interaction is echoed in it. A client's message is redacted as a request body (a secret member becomes the
+/// placeholder whole, which replay matches as a wildcard), a server's as a response body (only the secret is
+/// cut out). The subprotocol and the close reason are redacted as header values.
+///
+/// The cost is linear in the conversation's bytes: each message is looked at once, and the secrets that client
+/// messages add to the echo search are at most `largestMessageSecretCount`.
+extension Redactor {
+    /// The most secrets taken from client messages (an auth message's token) to look for in the rest of the
+    /// interaction: each is searched for in every message, so a conversation that sends a new token with each
+    /// of 100,000 messages must not make the search quadratic.
+    static let largestMessageSecretCount = 32
+
+    /// Headers that make a message's text read as a body of unknown type: text, JSON when it parses.
+    private static let messageHeaders = HTTP.Headers()
+
+    /// The secret values client messages carry (secret members of JSON messages, secret-shaped values of
+    /// text ones, the `--redact-json` pointers), at most `largestMessageSecretCount` of them.
+    func secrets(in conversation: WebSocketConversation) -> Set<String> {
+        var values: Set<String> = []
+        guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return values }
+        for message in conversation.messages where message.from == .client {
+            guard values.count < Self.largestMessageSecretCount else { break }
+            guard case .text(let text) = message.payload else { continue }
+            let bytes = Array(text.utf8)
+            guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(bytes) else {
+                continue
+            }
+            var found: Set<String> = []
+            if JSONParser.looksLikeContainer(bytes), let json = try? JSONParser.parse(bytes) {
+                for pointer in jsonPointers {
+                    if let value = json[pointer: pointer]?.stringValue { found.insert(value) }
+                }
+                if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &found) }
+            } else if byShape {
+                found.formUnion(CredentialValues.values(in: text))
+            }
+            // Only the values the echo search would use count against the bound.
+            for value in found where value.utf8.count >= 6 && value != Redactor.placeholder {
+                guard values.count < Self.largestMessageSecretCount else { break }
+                values.insert(value)
+            }
+        }
+        return values
+    }
+
+    /// `conversation` with every message, the subprotocol and the close reason redacted, and `secrets` (the
+    /// interaction's, longest first) replaced wherever they are echoed; what was redacted is added to
+    /// `redacted` (`token`, `JWT`, `echoed secret`, one per value).
+    func redact(_ conversation: WebSocketConversation, echoing secrets: [[UInt8]], noting redacted: inout [String])
+        -> WebSocketConversation
+    {
+        var echoes = 0
+        var copy = conversation
+        let search = EchoSearch(secrets)
+        // A new array, filled once: changing the messages in place through the optional would copy them all
+        // for each message.
+        var messages: [WebSocketMessage] = []
+        messages.reserveCapacity(conversation.messages.count)
+        for message in conversation.messages {
+            var clean = message
+            switch message.payload {
+            case .text(let text):
+                let bytes = Array(text.utf8)
+                var rewritten = redact(
+                    body: bytes, headers: Self.messageHeaders, side: message.from == .client ? .request : .response,
+                    noting: &redacted)
+                rewritten = search.replace(in: rewritten, count: &echoes)
+                // The placeholder is ASCII and replaces whole secrets (valid UTF-8 themselves), so the text
+                // stays valid UTF-8.
+                if rewritten != bytes { clean.payload = .text(String(decoding: rewritten, as: UTF8.self)) }
+            case .binary(let bytes):
+                let rewritten = search.replace(in: bytes, count: &echoes)
+                if rewritten != bytes { clean.payload = .binary(rewritten) }
+            }
+            messages.append(clean)
+        }
+        copy.messages = messages
+        if let subprotocol = conversation.subprotocol {
+            copy.subprotocol = redactValue(subprotocol, echoing: search, echoes: &echoes, noting: &redacted)
+        }
+        if let close = conversation.close, !close.reason.isEmpty {
+            let reason = redactValue(close.reason, echoing: search, echoes: &echoes, noting: &redacted)
+            // The placeholder can be longer than the secret it replaces; a close frame carries 123 bytes of
+            // reason, and a cassette with more would not load.
+            copy.close?.reason = Self.prefix(reason, bytes: CassetteCodec.largestCloseReasonBytes)
+        }
+        redacted += Array(repeating: "echoed secret", count: echoes)
+        return copy
+    }
+
+    /// A short text (a subprotocol, a close reason) with secret-shaped values and echoed secrets replaced.
+    private func redactValue(
+        _ value: String, echoing search: EchoSearch, echoes: inout Int, noting redacted: inout [String]
+    ) -> String {
+        var text = byShape ? CredentialValues.redacting(value, noting: &redacted) : value
+        if !search.isEmpty {
+            let bytes = Array(text.utf8)
+            let replaced = search.replace(in: bytes, count: &echoes)
+            if replaced != bytes { text = String(decoding: replaced, as: UTF8.self) }
+        }
+        return text
+    }
+
+    /// `text` cut to at most `bytes` UTF-8 bytes on a character boundary.
+    static func prefix(_ text: String, bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var end = text.utf8.index(text.utf8.startIndex, offsetBy: bytes)
+        while end > text.utf8.startIndex && UTF8.isContinuation(text.utf8[end]) {
+            end = text.utf8.index(before: end)
+        }
+        return String(text.utf8[..<end]) ?? ""
+    }
+}
+
+extension Redactor {
+    /// A live client text message as replay compares it with a recorded one that holds the placeholder (a
+    /// text message redacted in place: `auth Bearer [REDACTED]`, a handshake token echoed): the live message
+    /// with its secret-shaped values, and the secrets of the live handshake `request`, replaced the way
+    /// recording replaced them. `live` itself when `recorded` holds no placeholder.
+    package func clientTextForMatching(_ live: String, recorded: String, handshake request: HTTP.Request) -> String {
+        guard Self.firstOccurrence(of: Array(Redactor.placeholder.utf8), in: Array(recorded.utf8), from: 0) != nil
+        else { return live }
+        var ignored: [String] = []
+        var bytes = Array(live.utf8)
+        if byShape { bytes = CredentialValues.redacting(bytes, noting: &ignored) ?? bytes }
+        let secrets = self.secrets(
+            in: Interaction(
+                request: request, response: HTTP.Response(status: 101), recordedAt: "", durationMilliseconds: 0)
+        )
+        var count = 0
+        if !secrets.isEmpty { bytes = Self.replace(secrets, in: bytes, count: &count) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
