@@ -80,9 +80,10 @@ package final class WebSocketRecorder {
                 early.append(contentsOf: bytes)
                 return
             }
+            let searched = pending.count - 3
             pending.append(contentsOf: bytes)
             state = .done
-            switch WebSocketRecordingHead.parse(pending) {
+            switch WebSocketRecordingHead.parse(pending, searchingFrom: searched) {
             case .incomplete:
                 guard pending.count <= WebSocketRecordingHead.maximumBytes else {
                     return give(up: "the upstream's answer has a head larger than 64 KiB")
@@ -100,6 +101,7 @@ package final class WebSocketRecorder {
                 }
             }
         case .refusal(let head, var body, let length):
+            guard side == .server else { return }
             body.append(contentsOf: bytes.prefix(length - body.count))
             state = .refusal(head, body: body, length: length)
             if body.count == length { recordRefusal(head, body: body) }

@@ -19,9 +19,11 @@ package struct WebSocketRecordingHead: Equatable, Sendable {
         case malformed
     }
 
-    /// Reads the head at the start of `bytes` (a status line, header lines, a blank line).
-    package static func parse(_ bytes: [UInt8]) -> Parse {
-        guard let end = blankLine(in: bytes) else { return .incomplete }
+    /// Reads the head at the start of `bytes` (a status line, header lines, a blank line). `searchingFrom`
+    /// skips what an earlier call already searched (its byte count less 3), so a head that arrives a byte
+    /// at a time costs its length, not its length squared.
+    package static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0) -> Parse {
+        guard let end = blankLine(in: bytes, from: max(0, start)) else { return .incomplete }
         let text = String(decoding: bytes[0..<end], as: UTF8.self)
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
         guard let statusLine = lines.popFirst() else { return .malformed }
@@ -40,9 +42,9 @@ package struct WebSocketRecordingHead: Equatable, Sendable {
     }
 
     /// Where `\r\n\r\n` starts in `bytes`, nil when it is not there.
-    private static func blankLine(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
+    private static func blankLine(in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= 4, start <= bytes.count - 4 else { return nil }
+        for index in start...(bytes.count - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
             return index
         }

@@ -181,6 +181,20 @@ struct WebSocketRecordingHeadTests {
         let deflate = try #require(head.deflate)
         #expect(deflate.serverResets && !deflate.clientResets)
         #expect(WebSocketRecordingHead.parse(Array("HTTP/1.1 101 OK\r\n".utf8)) == .incomplete)
+        // A byte at a time, each search starting where the last one stopped.
+        var pending: [UInt8] = []
+        var result = WebSocketRecordingHead.Parse.incomplete
+        for byte in Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n".utf8) {
+            let searched = pending.count - 3
+            pending.append(byte)
+            result = WebSocketRecordingHead.parse(pending, searchingFrom: searched)
+            if result != .incomplete { break }
+        }
+        guard case .head(let dripped, let end) = result else {
+            Issue.record("not read a byte at a time: \(result)")
+            return
+        }
+        #expect(dripped.status == 101 && end == pending.count && dripped.headers["Upgrade"] == "websocket")
         #expect(WebSocketRecordingHead.parse(Array("SSH-2.0\r\n\r\n".utf8)) == .malformed)
         guard
             case .head(let refusal, _) = WebSocketRecordingHead.parse(
