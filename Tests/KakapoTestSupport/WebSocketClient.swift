@@ -99,13 +99,13 @@ public final class WebSocketClient: Sendable {
         self.channel = channel
     }
 
-    /// Connects to `host:port` and asks to upgrade `path`. With `proxy` (an HTTP proxy's port), it first
-    /// asks the proxy to `CONNECT` to `authority` (default `host:port`); with `tls`, a closure that adds a
+    /// Connects to `host:port` and asks to upgrade `path`. With `proxy` (the port of an HTTP proxy on
+    /// `proxyHost`), it first asks the proxy to `CONNECT` to `authority` (default `host:port`); with `tls`, a closure that adds a
     /// TLS client handler to the channel (first in its pipeline), the upgrade goes over TLS. A handshake
     /// that is not answered `101` still returns a client: its `handshake` says what came instead.
     public static func connect(
         host: String = "127.0.0.1", port: Int, path: String = "/", subprotocols: [String] = [],
-        headers: [(String, String)] = [], proxy: Int? = nil, authority: String? = nil,
+        headers: [(String, String)] = [], proxy: Int? = nil, proxyHost: String = "127.0.0.1", authority: String? = nil,
         tls: (@Sendable (any Channel) throws -> Void)? = nil, timeout: Duration = .seconds(10)
     ) async throws -> WebSocketClient {
         let box = Mutex<WebSocketClient?>(nil)
@@ -117,7 +117,7 @@ public final class WebSocketClient: Sendable {
                     try channel.pipeline.syncOperations.addHandler(Reader { box.withLock { $0 } })
                 }
             }
-            .connect(host: host, port: proxy ?? port).get()
+            .connect(host: proxy == nil ? host : proxyHost, port: proxy ?? port).get()
         let client = WebSocketClient(channel: channel)
         box.withLock { $0 = client }
         let target = authority ?? "\(host):\(port)"
