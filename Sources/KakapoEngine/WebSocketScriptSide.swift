@@ -48,8 +48,9 @@ package final class WebSocketScriptSide: WebSocketServerSide {
     static func describe(_ message: WebSocketMessage.Payload) -> String {
         switch message {
         case .text(let text):
-            let shown = text.count > 100 ? text.prefix(100) + "…" : Substring(text)
-            return "text message \"\(shown)\""
+            // The first 100 characters, without counting the rest of a long message.
+            let head = text.prefix(100)
+            return "text message \"\(head)\(head.endIndex < text.endIndex ? "…" : "")\""
         case .binary(let bytes):
             return "binary message of \(bytes.count) bytes"
         }

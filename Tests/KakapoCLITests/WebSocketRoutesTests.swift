@@ -185,6 +185,39 @@ struct WebSocketRoutesTests {
         #expect(try await process.waitForExit() == 0)
     }
 
+    @Test(
+        "Python's websockets client, offering permessage-deflate, talks to a scripted route without it",
+        .enabled(if: PythonWebSocketPeer.isAvailable, "the venv of tools/setup.sh has no websockets package"))
+    func pythonClient() async throws {
+        let routes = try Self.routesFile(
+            """
+            routes:
+              - path: /feed
+                websocket:
+                  on:
+                    - when: {text: {matches: "^count [0-9]+$"}}
+                      send: [{json: {n: 1}}, {json: {n: 2}, delay: 20ms}]
+                    - when: {text: bye}
+                      close: {reason: done}
+                    - send: [{text: "echo: {{message.text}}"}]
+            """)
+        let process = try KakapoProcess(["serve", "--routes", routes, "--port", "0"])
+        let port = try await process.waitUntilListening()
+        let client = try KakapoProcess(
+            ["-c", PythonWebSocketPeer.client, "ws://127.0.0.1:\(port)/feed", "hello", "count 2", "bye"],
+            executable: PythonWebSocketPeer.python)
+        #expect(try await client.waitForExit() == 0, "\(client.standardError)")
+        // No extension: Kakapo declines permessage-deflate for what it plays.
+        let lines = client.standardOutput.split(separator: "\n").map(String.init)
+        #expect(
+            lines == [
+                "extensions: ", "reply: echo: hello", #"reply: {"n":1}"#, #"reply: {"n":2}"#, "closed: 1000 done",
+            ],
+            "\(client.standardOutput)")
+        process.send(SIGINT)
+        #expect(try await process.waitForExit() == 0)
+    }
+
     @Test("routes lint and serve name a script's mistake by file, line, column and key path")
     func lintAndStart() async throws {
         let file = try Self.routesFile(
