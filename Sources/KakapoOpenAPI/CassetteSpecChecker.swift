@@ -8,6 +8,7 @@ import OpenAPIKit
 /// must be an operation of the spec; path, query and header parameters must be present when required and
 /// fit their schemas; request and response bodies must have a declared media type and, when JSON, fit the
 /// schema (reported by JSON pointer); the status must be declared (exactly, as `2XX`, or by `default`).
+/// A WebSocket upgrade with its conversation is not checked: OpenAPI does not describe WebSockets.
 public struct CassetteSpecChecker: Sendable {
     public let spec: OpenAPISpec
 
@@ -30,6 +31,8 @@ public struct CassetteSpecChecker: Sendable {
                 position: position, method: request.method.rawValue, target: request.target, status: status,
                 operation: operation, problems: problems)
         }
+        // OpenAPI describes no WebSocket conversation; its upgrade is not held against the spec.
+        if interaction.webSocket != nil { return finding(nil, []) }
         let candidates = spec.matches(path: request.path)
         guard let mostSpecific = candidates.first else {
             let missing = spec.missingPrefixes(of: request.path)

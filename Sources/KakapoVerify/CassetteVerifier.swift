@@ -6,7 +6,7 @@ import KakapoUpstream
 
 /// Sends every recorded request of a cassette to the live API and reports, per interaction, whether the
 /// answer is the same. Requests that change things (POST, PUT, PATCH, DELETE) are skipped unless
-/// `includeUnsafe`. Credentials the cassette holds as `[REDACTED]` are left out of the requests; give
+/// `includeUnsafe`; WebSocket conversations are skipped too. Credentials the cassette holds as `[REDACTED]` are left out of the requests; give
 /// real ones with `extraHeaders`.
 ///
 /// Each live answer is redacted by the recorder's rules before it is compared (with the request as sent,
@@ -43,6 +43,16 @@ public struct CassetteVerifier: Sendable {
             let method = request.method.rawValue
             func finding(_ outcome: Drift.Outcome, _ details: [String]) -> Drift {
                 Drift(position: position, method: method, target: request.target, outcome: outcome, details: details)
+            }
+            if interaction.webSocket != nil {
+                // libcurl cannot hold a conversation, and --update would replace it with a bare answer.
+                findings.append(
+                    finding(
+                        .skipped,
+                        [
+                            "a WebSocket conversation: verify compares HTTP answers; re-record it with `kakapo record --mode all` to refresh it"
+                        ]))
+                continue
             }
             if !includeUnsafe && !Self.safeMethods.contains(method.uppercased()) {
                 findings.append(finding(.skipped, ["\(method) changes things on the API; --include-unsafe sends it"]))
