@@ -81,23 +81,24 @@ public final class RequestJournal: Sendable {
         return kept + "...[\(count - kept.utf8.count) more bytes]"
     }
 
-    /// Records an answered request; `target` is the request target as sent.
-    func append(_ entry: Entry, target: String) {
+    /// Records an answered request; `target` is the request target as sent. An entry that is not `counted`
+    /// (a WebSocket message missed on a connection already journaled) is left out of verification.
+    func append(_ entry: Entry, target: String, counted: Bool = true) {
         // The path alone is counted for verification; most targets have no query and are the path.
         let path =
             target.hasPrefix("/") && !target.utf8.contains(UInt8(ascii: "?")) ? target : RequestJournal.path(of: target)
-        append(entry, path: path)
+        append(entry, path: path, counted: counted)
     }
 
     private static func path(of target: String) -> String {
         RouterRegistry.hostAndPath(HTTP.Request(method: .get, target: target)).1
     }
 
-    private func append(_ entry: Entry, path: String) {
+    private func append(_ entry: Entry, path: String, counted: Bool) {
         state.withLock { state in
             state.counts[entry.source.ordinal] += 1
             // Admin requests are not part of the traffic under test, so verification does not count them.
-            if entry.source != .admin {
+            if entry.source != .admin && counted {
                 let key = PathKey(method: entry.method, path: path)
                 let size = path.utf8.count
                 if let count = state.byPath[key] {

@@ -151,6 +151,30 @@ struct WebSocketReplayTests {
         #expect(summary.misses.contains { $0.hasPrefix("GET /chat") })
     }
 
+    @Test(
+        "a client that runs ahead is matched with the next client message; the server messages scheduled before go first"
+    )
+    func clientRunsAhead() async throws {
+        let harness = try await Self.replaying([
+            """
+            {"messages": [{"from": "client", "offsetMs": 0, "text": "a"}, {"from": "server", "offsetMs": 300, "text": "x"},
+              {"from": "client", "offsetMs": 400, "text": "b"}, {"from": "server", "offsetMs": 410, "text": "y"}]}
+            """
+        ])
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        let sent = ContinuousClock.now
+        try client.send(text: "a")
+        try client.send(text: "b")
+        let x = try #require(await client.nextMessage())
+        let y = try #require(await client.nextMessage())
+        #expect([x.text, y.text] == ["x", "y"])
+        #expect(Self.milliseconds(sent, x.arrived) >= 300)
+        #expect(y.arrived >= x.arrived)
+        client.disconnect()
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 0)
+    }
+
     @Test("a client message past the recording's last closes 1008 saying so; a long difference is cut to 123 bytes")
     func beyondTheRecording() async throws {
         let long = String(repeating: "é", count: 200)
