@@ -7,7 +7,7 @@ import Testing
 /// `--routes`, and a real WebSocket client (`WebSocketClient`, NIO) on a real socket.
 @Suite("Command line: websocket routes")
 struct WebSocketRoutesTests {
-    /// The routes file docs/websockets.md shows (with a second, quiet route without a default rule).
+    /// A chat route with a rule of each kind, and a quiet route without a default rule.
     static let chat = """
         routes:
           - path: /chat/:room
@@ -181,6 +181,42 @@ struct WebSocketRoutesTests {
         let gone = try await WebSocketClient.connect(port: port, path: "/live/prices")
         #expect(gone.handshake.status == 404, "\(gone.handshake.head)")
         http.shutdown()
+        process.send(SIGINT)
+        #expect(try await process.waitForExit() == 0)
+    }
+
+    @Test("the scripted conversation docs/websockets.md shows runs as its transcript says")
+    func docsTranscript() async throws {
+        let docs = try String(contentsOfFile: CLITests.packageRoot + "/docs/websockets.md", encoding: .utf8)
+        let section = try #require(docs.range(of: "## Scripted conversations"))
+        let yamlStart = try #require(docs[section.upperBound...].range(of: "```yaml\n"))
+        let yamlEnd = try #require(docs[yamlStart.upperBound...].range(of: "```"))
+        let transcriptStart = try #require(docs[yamlEnd.upperBound...].range(of: "```\n"))
+        let transcriptEnd = try #require(docs[transcriptStart.upperBound...].range(of: "```"))
+        let routes = try Self.routesFile(String(docs[yamlStart.upperBound..<yamlEnd.lowerBound]))
+        let lines = docs[transcriptStart.upperBound..<transcriptEnd.lowerBound].split(separator: "\n").map(String.init)
+        // `$ python chat.py ws://127.0.0.1:PORT/PATH MESSAGE...`: the path is what the client connects to.
+        let command = try #require(lines.first { $0.hasPrefix("$ python") })
+        let url = try #require(command.split(separator: " ").first { $0.hasPrefix("ws://") })
+        let path = "/" + url.dropFirst("ws://".count).split(separator: "/", maxSplits: 1).dropFirst().joined()
+
+        let process = try KakapoProcess(["serve", "--routes", routes, "--port", "0"])
+        let client = try await WebSocketClient.connect(port: try await process.waitUntilListening(), path: path)
+        #expect(client.handshake.status == 101)
+        var checked = 0
+        for line in lines {
+            if line.hasPrefix("-> ") {
+                try client.send(text: String(line.dropFirst(3)))
+            } else if line.hasPrefix("<- ") {
+                #expect(await client.nextMessage()?.text == String(line.dropFirst(3)), "\(line)")
+                checked += 1
+            } else if line.hasPrefix("closed ") {
+                let close = await client.closeFrame()
+                #expect(close.map { "closed \($0.code.map(String.init) ?? "") \($0.reason)" } == line)
+                checked += 1
+            }
+        }
+        #expect(checked >= 3)
         process.send(SIGINT)
         #expect(try await process.waitForExit() == 0)
     }
