@@ -1,0 +1,127 @@
+import Foundation
+import KakapoCassette
+import KakapoEngine
+import KakapoHTTP
+import KakapoTestSupport
+import Logging
+import Synchronization
+import Testing
+
+/// The recorder fed the bytes a tap sees, into a real cassette session: the bounds and permessage-deflate
+/// settings that the end-to-end tests cannot reach cheaply.
+@Suite("WebSocket recorder")
+struct WebSocketRecorderTests {
+    /// The log lines a recorder wrote.
+    final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    struct Capture: LogHandler {
+        let lines: Lines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            lines.lines.withLock { $0.append("\(event.level) \(event.message)") }
+        }
+    }
+
+    /// A recorder bounded by `limit` into a fresh session, with what it logs.
+    static func recorder(limit: Int) throws -> (WebSocketRecorder, Saved, Lines) {
+        let path = try Fixtures.temporaryDirectory() + "/ws.json"
+        let session = CassetteSession(path: path, cassette: Cassette(), redactor: .disabled)
+        let plan = WebSocketRecordingPlan(
+            session: session, replacing: false, request: HTTP.Request(method: .get, target: "/chat"))
+        let lines = Lines()
+        let logger = Logger(label: "test") { _ in Capture(lines: lines) }
+        return (
+            WebSocketRecorder(plan: plan, limit: limit, described: "GET /chat", logger: logger),
+            Saved(session: session, path: path), lines
+        )
+    }
+
+    /// The session and the file it saves to.
+    struct Saved {
+        let session: CassetteSession
+        let path: String
+
+        /// The conversation recorded, once the session closed and saved it.
+        func conversation() throws -> KakapoCassette.WebSocketConversation? {
+            try session.close()
+            return try CassetteFile.load(path).interactions.first?.webSocket
+        }
+    }
+
+    static func head(_ extensions: String? = nil) -> [UInt8] {
+        var text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        if let extensions { text += "Sec-WebSocket-Extensions: \(extensions)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
+
+    static func feed(_ recorder: WebSocketRecorder, _ bytes: [UInt8], from side: WebSocketMessage.Sender) {
+        bytes.withUnsafeBytes { recorder.read($0, from: side) }
+    }
+
+    @Test("past the limit the conversation keeps the messages so far, warns once naming the limit, and is recorded")
+    func conversationBound() throws {
+        let (recorder, session, lines) = try Self.recorder(limit: 20)
+        Self.feed(recorder, Self.head(), from: .server)
+        for _ in 0..<4 {
+            Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("12345678".utf8)), from: .server)
+        }
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(8, [0x03, 0xE8], mask: [1, 2, 3, 4]), from: .client)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(8, [0x03, 0xE8]), from: .server)
+        #expect(recorder.isEnded)
+        let conversation = try #require(try session.conversation())
+        #expect(conversation.messages.map(\.payload) == [.text("12345678"), .text("12345678")])
+        #expect(conversation.close?.from == .client && conversation.close?.code == 1000)
+        let warnings = lines.all.filter { $0.hasPrefix("warning") }
+        #expect(warnings.count == 1, "\(lines.all)")
+        #expect(warnings.first?.contains("add up to more than the 20 bytes limit") == true, "\(warnings)")
+    }
+
+    @Test(
+        "client_no_context_takeover applies to the client's side only (the server's messages keep their context); invalid UTF-8 text is kept as binary"
+    )
+    func deflateSettings() throws {
+        let (recorder, session, _) = try Self.recorder(limit: 1 << 20)
+        Self.feed(recorder, Self.head("permessage-deflate; client_no_context_takeover"), from: .server)
+        let hello = WebSocketInflaterTests.first
+        for _ in 0..<2 {
+            Self.feed(
+                recorder, WebSocketFrameReaderTests.frame(1, hello, rsv1: true, mask: [9, 8, 7, 6]), from: .client)
+        }
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, hello, rsv1: true), from: .server)
+        Self.feed(
+            recorder, WebSocketFrameReaderTests.frame(1, WebSocketInflaterTests.second, rsv1: true), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, [0xFF, 0xFE]), from: .server)
+        recorder.end(.connectionClosed)
+        let conversation = try #require(try session.conversation())
+        #expect(
+            conversation.messages.map(\.payload) == [
+                .text("Hello"), .text("Hello"), .text("Hello"), .text("Hello"), .binary([0xFF, 0xFE]),
+            ])
+        #expect(conversation.messages.map(\.from) == [.client, .client, .server, .server, .server])
+        #expect(conversation.close == nil)
+    }
+
+    @Test("a decompression bomb stops the recording at the limit; what came before is recorded")
+    func bomb() throws {
+        let (recorder, session, lines) = try Self.recorder(limit: 1 << 20)
+        Self.feed(recorder, Self.head("permessage-deflate"), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("before".utf8)), from: .server)
+        let bomb = WebSocketInflaterTests.deflated([UInt8](repeating: 0x61, count: 4 << 20))
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, bomb, rsv1: true), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("after".utf8)), from: .server)
+        recorder.end(.stopping)
+        let conversation = try #require(try session.conversation())
+        #expect(conversation.messages.map(\.payload) == [.text("before")])
+        #expect(
+            lines.all.contains { $0.contains("a server message inflates to more than the 1 MiB limit") }, "\(lines.all)"
+        )
+    }
+}
