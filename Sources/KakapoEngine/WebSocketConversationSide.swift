@@ -21,7 +21,8 @@ final class WebSocketConversationSide: WebSocketServerSide {
     private var next = 0
     /// How many client messages have matched so far.
     private var matched = 0
-    /// After a miss or once the recorded close is on its way: nothing more is played.
+    /// After a miss nothing more is played. (A message after the last recorded one, even while the recorded
+    /// close is on its way, is still a miss; the close already scheduled goes first.)
     private var ended = false
     /// The JSON-RPC request ids paired so far (live, recorded), latest last, at most `idPairLimit`.
     private var idPairs: [(live: JSONObject, recorded: JSONObject)] = []
@@ -78,7 +79,6 @@ final class WebSocketConversationSide: WebSocketServerSide {
             last = message.offsetMilliseconds
         }
         if next == messages.count, let close, close.from == .server {
-            ended = true
             // At its offset, or right after the last message when the recording has none.
             let at = close.offsetMilliseconds ?? last
             actions.append(.close(code: close.code, reason: close.reason, after: wait(at - base)))
