@@ -244,6 +244,9 @@ package final class SessionRegistry: Sendable {
         // Requests still in flight record before they answer: their recordings go in the save.
         session.waitUntilIdle(within: Self.drainLimit)
         if session.mode.records {
+            // WebSocket conversations still open are recorded as they stand before the cassette closes (this
+            // runs on the sessions' queue, never on an event loop, so it may wait for them).
+            WebSocketRecordings.finishAll(recordingInto: session.cassette)
             do {
                 try session.cassette.close()
             } catch {
