@@ -23,9 +23,11 @@ struct WebSocketReplayTests {
     }
 
     static func replaying(
-        _ conversations: [String], timing: StreamTiming = .recorded, matching: MatchOptions = MatchOptions()
+        _ conversations: [String], timing: StreamTiming = .recorded, matching: MatchOptions = MatchOptions(),
+        idleTimeout: Double = 60
     ) async throws -> ProxyHarness {
-        var configuration = ProxyConfiguration(mode: .none, cassettePath: try cassette(conversations))
+        var configuration = ProxyConfiguration(
+            mode: .none, cassettePath: try cassette(conversations), idleTimeout: idleTimeout)
         configuration.streamTiming = timing
         configuration.matching = matching
         return try await ProxyHarness.start(configuration)
@@ -303,6 +305,28 @@ struct WebSocketReplayTests {
         try client.close(code: 4001, reason: "bye now")
         let echo = try #require(await client.closeFrame())
         #expect(echo.code == 4001)
+        #expect(await client.waitForDisconnect())
+        await harness.stop()
+    }
+
+    @Test("a conversation that ends without a close stays open, silent, until the idle timeout closes it with 1001")
+    func idleTimeout() async throws {
+        let harness = try await Self.replaying(
+            [#"{"messages": [{"from": "server", "offsetMs": 0, "text": "only"}]}"#], idleTimeout: 1)
+        let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        let opened = ContinuousClock.now
+        #expect(await client.nextMessage()?.text == "only")
+        // A ping is activity: the idle time counts from it.
+        try await Task.sleep(for: .milliseconds(600))
+        try client.ping()
+        let close = try #require(await client.closeFrame(timeout: .seconds(10)))
+        #expect(close.code == 1001)
+        let closed = try #require(
+            client.events.last.flatMap { event -> ContinuousClock.Instant? in
+                if case .close(_, _, let arrived) = event { return arrived }
+                return nil
+            })
+        #expect(closed - opened >= .milliseconds(1600))
         #expect(await client.waitForDisconnect())
         await harness.stop()
     }
