@@ -116,7 +116,7 @@ struct WebSocketReplayTests {
     func jsonMatching() async throws {
         let recorded = #"{"b": 1, "a": [1.0, 2], "ts": 123, "token": "[REDACTED]"}"#
         let conversation = """
-            {"messages": [{"from": "client", "offsetMs": 0, "text": \(JSONString(recorded))},
+            {"messages": [{"from": "client", "offsetMs": 0, "text": \(jsonString(recorded))},
               {"from": "server", "offsetMs": 5, "text": "ok"}]}
             """
         let harness = try await Self.replaying(
@@ -281,8 +281,8 @@ struct WebSocketReplayTests {
         let response = #"{"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}"#
         let harness = try await Self.replaying([
             """
-            {"messages": [{"from": "client", "offsetMs": 0, "text": \(JSONString(request))},
-              {"from": "server", "offsetMs": 1, "text": \(JSONString(response))}]}
+            {"messages": [{"from": "client", "offsetMs": 0, "text": \(jsonString(request))},
+              {"from": "server", "offsetMs": 1, "text": \(jsonString(response))}]}
             """
         ])
         let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
@@ -360,6 +360,6 @@ struct WebSocketReplayTests {
 }
 
 /// `text` as a JSON string literal.
-private func JSONString(_ text: String) -> String {
+private func jsonString(_ text: String) -> String {
     String(decoding: JSONWriter().write(.string(text)), as: UTF8.self)
 }
