@@ -5,15 +5,20 @@ import KakapoJSON
 /// How a client message is compared with the one the recording expects: text exactly, or as JSON when both
 /// are JSON (key order, whitespace and number spelling do not count; the `--ignore-body-field` pointers and
 /// the redactor's are left out, a recorded `[REDACTED]` matches any value, and a JSON-RPC request's `id` is
-/// left out, as for request bodies); binary byte for byte.
+/// left out, as for request bodies); binary byte for byte. A recorded text that recording redacted in place
+/// (`LOGIN Bearer [REDACTED]`, a handshake token echoed) is compared with the live text cut the same way,
+/// with the live handshake's secrets, so the same client matches with a different token.
 struct WebSocketMessageMatch: Sendable {
     /// The pointers left out of both sides (`--ignore-body-field`, `--redact-json-pointer`).
     let ignoredFields: [JSONPointer]
     let redactor: Redactor
+    /// The live upgrade request: its credentials are the ones a live message may echo.
+    let handshake: HTTP.Request
 
-    init(matching: MatchOptions, redactor: Redactor) {
+    init(matching: MatchOptions, redactor: Redactor, handshake: HTTP.Request) {
         ignoredFields = matching.ignoredBodyFields + redactor.jsonPointers
         self.redactor = redactor
+        self.handshake = handshake
     }
 
     /// The longest quote of a value or text in a difference, in characters.
@@ -25,10 +30,20 @@ struct WebSocketMessageMatch: Sendable {
         switch (live, recorded) {
         case (.text(let live), .text(let recorded)):
             if live == recorded { return nil }
-            if let liveJSON = Self.json(live), let recordedJSON = Self.json(recorded) {
-                return jsonDifference(liveJSON, from: recordedJSON)
+            let recordedJSON = Self.json(recorded)
+            if let liveJSON = Self.json(live), let recordedJSON {
+                guard let difference = jsonDifference(liveJSON, from: recordedJSON) else { return nil }
+                // A secret redacted inside a longer string (`"auth": "Bearer [REDACTED]"`) is no wildcard
+                // of its own: the live JSON is cut the way recording cut it, then compared again.
+                let cut = redactor.clientTextForMatching(live, recorded: recorded, handshake: handshake)
+                guard cut != live, let cutJSON = Self.json(cut) else { return difference }
+                return jsonDifference(cutJSON, from: recordedJSON)
             }
-            return Self.textDifference(live, from: recorded)
+            // Cut only when the recording holds the placeholder (the call returns `live` otherwise); the
+            // difference then quotes the cut text, so a live secret never reaches the log or close reason.
+            let cut = redactor.clientTextForMatching(live, recorded: recorded, handshake: handshake)
+            if cut == recorded { return nil }
+            return Self.textDifference(cut, from: recorded)
         case (.binary(let live), .binary(let recorded)):
             if live == recorded { return nil }
             let index =

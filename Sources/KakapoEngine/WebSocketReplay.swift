@@ -14,8 +14,8 @@ package enum WebSocketReplay {
         var subprotocol: String?
         if let chosen = conversation.subprotocol {
             let offered = request.offeredWebSocketSubprotocols
-            if offered.contains(chosen) {
-                subprotocol = chosen
+            if let answered = answeredSubprotocol(recorded: chosen, offered: offered) {
+                subprotocol = answered
             } else if !offered.isEmpty {
                 // RFC 6455 4.2.2: a server names only a subprotocol the client offered, so none.
                 pipeline.logger.warning(
@@ -23,7 +23,8 @@ package enum WebSocketReplay {
                 )
             }
         }
-        let match = WebSocketMessageMatch(matching: configuration.matching, redactor: configuration.redactor)
+        let match = WebSocketMessageMatch(
+            matching: configuration.matching, redactor: configuration.redactor, handshake: request)
         let timing = configuration.streamTiming
         let counts = conversation.counts
         return WebSocketPlay(
@@ -33,6 +34,30 @@ package enum WebSocketReplay {
         ) {
             WebSocketConversationSide(conversation, timing: timing, match: match)
         }
+    }
+
+    /// The subprotocol to answer for the recorded `chosen`: itself when the client offered it; when recording
+    /// redacted a token in it (`auth.[REDACTED]`), the first offered one it matches with each placeholder
+    /// standing for at least one character (`auth.eyJ...`), since a client refuses a `101` naming a
+    /// subprotocol it did not offer; nil when none fits.
+    package static func answeredSubprotocol(recorded chosen: String, offered: [String]) -> String? {
+        if offered.contains(chosen) { return chosen }
+        let parts = chosen.split(separator: Redactor.placeholder, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1 else { return nil }
+        return offered.first { matches($0, parts: parts) }
+    }
+
+    /// Whether `text` is `parts` in order with at least one character between each two: the first a prefix,
+    /// the last a suffix, the middle ones found left to right (the leftmost fit is as good as any).
+    private static func matches(_ text: String, parts: [String]) -> Bool {
+        guard let first = parts.first, let last = parts.last, text.hasPrefix(first) else { return false }
+        var rest = Substring(text.dropFirst(first.count))
+        for part in parts.dropFirst().dropLast() {
+            // At least one character of the secret before the next part.
+            guard !rest.isEmpty, let found = rest.dropFirst().firstRange(of: part) else { return false }
+            rest = rest[found.upperBound...]
+        }
+        return rest.count > last.count && rest.hasSuffix(last)
     }
 
     /// The most bytes of a close frame's reason: a control frame carries 125, the code takes 2 (RFC 6455 5.5).

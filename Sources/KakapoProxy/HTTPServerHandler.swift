@@ -158,7 +158,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Hands the connection over to a WebSocket: tunnelled to the upstream (recorded or not) or played by
-    /// Kakapo. The upgrade is journaled now, as answered `101`; what follows is the WebSocket's.
+    /// Kakapo. The upgrade is journaled now, as answered `101`; what follows is the WebSocket's. A handshake
+    /// Kakapo would play but cannot (`WebSocketServing.handshakeProblem`) is answered and journaled `400`.
     private func startWebSocket(
         _ webSocket: WebSocketAnswer, for head: HTTPRequestHead, request: HTTP.Request, answer: Answer,
         started: NIODeadline, context: ChannelHandlerContext
@@ -166,6 +167,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         settings.tracker.end()
         answering -= 1
         let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
+        if case .play = webSocket, let problem = WebSocketServing.handshakeProblem(head) {
+            pipeline.journal(request, .error(problem.reason, status: 400), milliseconds: elapsed)
+            errors.write(
+                problem.reason, status: .badRequest, headers: problem.headers, version: head.version, context: context)
+            return
+        }
         let url = pipeline.journal(request, answer, milliseconds: elapsed)
         switch webSocket {
         case .tunnel(let destination, let recording):

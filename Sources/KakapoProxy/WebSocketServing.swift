@@ -12,22 +12,33 @@ import NIOWebSocket
 /// Never negotiates an extension: permessage-deflate is declined by leaving it out of the `101`, which
 /// RFC 7692 5 allows, so every frame is plain and what is played is exactly what was recorded.
 enum WebSocketServing {
+    /// Why `head` is not an RFC 6455 handshake Kakapo can answer (a missing or malformed key, another
+    /// version), with the fields the `400` carries; nil when it is one. The one place that decides: the
+    /// handler asks before it journals the upgrade, so a refused handshake is journaled `400`, not `101`.
+    static func handshakeProblem(_ head: HTTPRequestHead) -> (reason: String, headers: [(String, String)])? {
+        let keys = head.headers["Sec-WebSocket-Key"]
+        guard keys.count == 1, isKey(keys[0]) else {
+            return ("a WebSocket upgrade needs one Sec-WebSocket-Key of 16 bytes in base64 (RFC 6455 4.1)", [])
+        }
+        guard head.headers["Sec-WebSocket-Version"] == ["13"] else {
+            return (
+                "a WebSocket upgrade needs Sec-WebSocket-Version: 13, the only version Kakapo speaks (RFC 6455 4.4)",
+                [("Sec-WebSocket-Version", "13")]
+            )
+        }
+        return nil
+    }
+
+    /// Answers the upgrade `head` with `101` and plays `play`; the caller has checked the handshake with
+    /// `handshakeProblem(_:)` (a handshake that fails it anyway is answered `400`).
     static func start(
         _ play: WebSocketPlay, for head: HTTPRequestHead, request: HTTP.Request, settings: HTTPConnectionSettings,
         errors: ErrorWriter, context: ChannelHandlerContext
     ) {
         let pipeline = settings.pipeline
-        let keys = head.headers["Sec-WebSocket-Key"]
-        guard keys.count == 1, isKey(keys[0]) else {
+        if let problem = handshakeProblem(head) {
             return errors.write(
-                "a WebSocket upgrade needs one Sec-WebSocket-Key of 16 bytes in base64 (RFC 6455 4.1)",
-                status: .badRequest, version: head.version, context: context)
-        }
-        guard head.headers["Sec-WebSocket-Version"] == ["13"] else {
-            return errors.write(
-                "a WebSocket upgrade needs Sec-WebSocket-Version: 13, the only version Kakapo speaks (RFC 6455 4.4)",
-                status: .badRequest, headers: [("Sec-WebSocket-Version", "13")], version: head.version,
-                context: context)
+                problem.reason, status: .badRequest, headers: problem.headers, version: head.version, context: context)
         }
         var extra = HTTPHeaders()
         if let subprotocol = play.subprotocol {
