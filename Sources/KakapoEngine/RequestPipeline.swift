@@ -197,9 +197,10 @@ public final class RequestPipeline: Sendable {
     }
 
     /// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, whether it speaks
-    /// TLS, the target there and the `Host` to send; nil when this mode does not forward.
+    /// TLS, the target there and the `Host` to send; nil when there is no upstream. The caller decides by
+    /// the request's mode (a cassette session's may forward where the server's own does not).
     package func tunnelDestination(for request: HTTP.Request) -> WebSocketDestination? {
-        guard configuration.mode.usesUpstream, let upstream else { return nil }
+        guard let upstream else { return nil }
         let url: String
         if let origin = request.origin {
             url = origin + request.target
