@@ -142,4 +142,82 @@ struct WebSocketSessionTests {
         #expect(summary.json["strict"] as? Bool == true)
         await proxy.stop()
     }
+
+    /// Waits until `process` has logged `text` (Kakapo logs to standard error).
+    static func waitForLog(_ process: KakapoProcess, _ text: String, timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if process.standardError.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test(
+        "through the built kakapo: kill -9 in a session loses no finished conversation, SIGTERM records the open one, and the next server's session replays them"
+    )
+    func builtBinary() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await WebSocketChatServer.start()
+        let arguments = ["serve", "--cassette-dir", directory, "--upstream", upstream.baseURL, "--port", "0"]
+
+        // kill -9 while a second conversation is open: the first, finished, is in the session's journal.
+        let killed = try KakapoProcess(arguments)
+        var port = try await killed.waitUntilListening()
+        var id = try await Self.open(port, #"{"cassette": "killed.json", "mode": "new"}"#)
+        let finished = try await Self.connect(port, session: id)
+        try await Self.greetAndHello(finished)
+        try finished.send(text: "bye")
+        #expect(try #require(await finished.closeFrame()).reason == "done")
+        try finished.close(code: 1000)
+        #expect(await Self.waitForLog(killed, "recorded WebSocket GET /chat: 2 client and 3 server messages"))
+        let open = try await Self.connect(port, session: id)
+        try await Self.greetAndHello(open)
+        killed.send(SIGKILL)
+        _ = try await killed.waitForExit()
+        open.disconnect()
+
+        // SIGTERM while a conversation is open: the session is saved with it as it stands.
+        let stopped = try KakapoProcess(arguments)
+        port = try await stopped.waitUntilListening()
+        id = try await Self.open(port, #"{"cassette": "stopped.json", "mode": "new"}"#)
+        let left = try await Self.connect(port, session: id)
+        try await Self.greetAndHello(left)
+        stopped.send(SIGTERM)
+        #expect(try await stopped.waitForExit() == 0, "\(stopped.standardError)")
+        left.disconnect()
+        await upstream.stop()
+        let stoppedConversation = try #require(
+            try CassetteFile.load(directory + "/stopped.json").interactions.first?.webSocket)
+        #expect(stoppedConversation.messages.count == 4)
+        #expect(stoppedConversation.close == nil)
+
+        // A new server, no upstream: opening the killed session's file folds its journal in, and both replay.
+        let player = try KakapoProcess(["serve", "--cassette-dir", directory, "--port", "0"])
+        port = try await player.waitUntilListening()
+        id = try await Self.open(port, #"{"cassette": "killed.json", "mode": "none"}"#)
+        let again = try await Self.connect(port, session: id)
+        try await Self.greetAndHello(again)
+        try again.send(text: "bye")
+        let close = try #require(await again.closeFrame())
+        #expect(close.code == 1000)
+        #expect(close.reason == "done")
+        again.disconnect()
+        // Only the finished conversation was kept: the one open at the kill went with the process.
+        #expect(try CassetteFile.load(directory + "/killed.json").interactions.count == 1)
+        _ = try await SessionTests.admin(port, "DELETE", "/__kakapo/sessions/\(id)")
+        id = try await Self.open(port, #"{"cassette": "stopped.json", "mode": "none"}"#)
+        let replayedOpen = try await Self.connect(port, session: id)
+        try await Self.greetAndHello(replayedOpen)
+        #expect(await replayedOpen.nextMessage(timeout: .milliseconds(300)) == nil)
+        #expect(replayedOpen.isConnected)
+        replayedOpen.disconnect()
+        player.send(SIGTERM)
+        _ = try await player.waitForExit()
+    }
+
+    /// Opens a session on a server at `port` (another process's) and returns its id.
+    static func open(_ port: Int, _ body: String) async throws -> String {
+        try await SessionTests.open(port, body)
+    }
 }
