@@ -80,6 +80,29 @@ struct WebSocketReplayRedactionTests {
     }
 
     @Test(
+        "a JSON message whose string recording cut inside (Bearer [REDACTED]) matches with another token, and misses elsewhere"
+    )
+    func redactedInsideJSONString() async throws {
+        let recorded = jsonString(#"{"op": "login", "header": "Bearer [REDACTED]"}"#)
+        let harness = try await WebSocketReplayTests.replaying(
+            Array(
+                repeating:
+                    #"{"messages": [{"from": "client", "offsetMs": 0, "text": \#(recorded)}, {"from": "server", "offsetMs": 1, "text": "ok"}]}"#,
+                count: 2))
+        let matching = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try matching.send(text: #"{"header": "Bearer l1ve-Token-31337", "op": "login"}"#)
+        #expect(await matching.nextMessage()?.text == "ok")
+        let other = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+        try other.send(text: #"{"header": "Bearer l1ve-Token-31337", "op": "logout"}"#)
+        let close = try #require(await other.closeFrame())
+        #expect(close.code == 1008)
+        #expect(close.reason == #"message 1 from the client differs at /op: "logout" here, "login" recorded"#)
+        for client in [matching, other] { client.disconnect() }
+        let summary = await harness.stop()
+        #expect(summary.counts[.miss, default: 0] == 1)
+    }
+
+    @Test(
         "a redacted subprotocol (auth.[REDACTED]) is answered with the client's offered one that fits, none when none fits"
     )
     func redactedSubprotocol() async throws {
@@ -122,4 +145,9 @@ struct WebSocketReplayRedactionTests {
         #expect(summary.counts[.error, default: 0] == 1)
         #expect(summary.counts[.cassette, default: 0] == 0)
     }
+}
+
+/// `text` as a JSON string literal.
+private func jsonString(_ text: String) -> String {
+    String(decoding: JSONWriter().write(.string(text)), as: UTF8.self)
 }
