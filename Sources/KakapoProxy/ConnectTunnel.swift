@@ -4,7 +4,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Answers `CONNECT host:port`: a decrypted tunnel for intercepted hosts (TLS terminated with a
-/// certificate from Kakapo's CA, then new HTTP handlers whose requests are addressed to that host), a
+/// certificate from Kakapo's CA, then new HTTP handlers whose requests are addressed to that host; a client
+/// that speaks plaintext HTTP inside, such as a `ws://` WebSocket, gets the HTTP handlers alone), a
 /// blind one for the rest (through the upstream proxy, when one applies to the host); 400 for a target that is not `host:port`, 403 for Kakapo's own address, 404
 /// for an unknown cassette session, 405 when Kakapo is not a forward proxy, 502 for a host it cannot
 /// reach. Errors are written below the HTTP encoder, which leaves out the body of any answer to a
@@ -50,16 +51,29 @@ struct ConnectTunnel {
             }
         }
         if let interception = settings.tls.interception, forward.intercepts(host) {
+            // TLS (https://, wss://) is decrypted; plaintext through the tunnel (ws://, or http:// a client
+            // tunnels anyway) is read as it is. The client's first bytes tell which.
+            let settings = self.settings
+            let timeouts = self.timeouts
+            let logger = pipeline.logger
+            let sniffer = ConnectTunnelSniffer { tls, operations in
+                do {
+                    if tls { try operations.addHandler(try interception.makeServerHandler(forHost: host)) }
+                    let origin = tls ? tunnelOrigin : RequestOrigin.make(scheme: "http", host: host, port: port)
+                    try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: origin, session: session)
+                    logger.debug("CONNECT \(host):\(port): \(tls ? "decrypting" : "plaintext HTTP inside")")
+                } catch {
+                    logger.error("CONNECT \(host):\(port): cannot set up the tunnel: \(error)")
+                    throw error
+                }
+            }
             do {
-                let tls = try interception.makeServerHandler(forHost: host)
                 let operations = channel.pipeline.syncOperations
                 HTTPConnectionSettings.removeHTTPHandlers(from: operations)
                 channel.writeAndFlush(Self.established, promise: nil)
-                try operations.addHandler(tls)
-                try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: tunnelOrigin, session: session)
-                pipeline.logger.debug("CONNECT \(host):\(port): decrypting")
+                try operations.addHandler(sniffer)
             } catch {
-                pipeline.logger.error("CONNECT \(host):\(port): cannot set up TLS: \(error)")
+                pipeline.logger.error("CONNECT \(host):\(port): cannot set up the tunnel: \(error)")
                 channel.close(promise: nil)
             }
             return
