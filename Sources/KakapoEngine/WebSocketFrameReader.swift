@@ -21,6 +21,7 @@ package struct WebSocketFrameReader {
         case tooLarge(limit: Int)
     }
 
+    /// The most one message's payload may take, summed over its fragments (before inflating).
     package let maximumMessageBytes: Int
     /// Whether RSV1 may mark a compressed message (permessage-deflate was negotiated).
     package var allowsCompression: Bool
@@ -42,6 +43,8 @@ package struct WebSocketFrameReader {
     private var message: [UInt8] = []
     private var control: [UInt8] = []
 
+    /// A reader at the start of a side's frames, refusing a message past `maximumMessageBytes` (a negative
+    /// limit counts as 0); `allowsCompression` when permessage-deflate was negotiated.
     package init(maximumMessageBytes: Int, allowsCompression: Bool = false) {
         self.maximumMessageBytes = max(0, maximumMessageBytes)
         self.allowsCompression = allowsCompression

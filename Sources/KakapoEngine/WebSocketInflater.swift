@@ -18,6 +18,9 @@ package final class WebSocketInflater {
     private var ready: Bool
     private static let tail: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
+    /// An inflater for one side's messages; `resetsEachMessage` when that side negotiated
+    /// `*_no_context_takeover` (each message then stands alone). A zlib stream that fails to start makes
+    /// every message `.invalid`.
     package init(resetsEachMessage: Bool) {
         self.resetsEachMessage = resetsEachMessage
         stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)

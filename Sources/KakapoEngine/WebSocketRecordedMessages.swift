@@ -15,12 +15,15 @@ package struct WebSocketRecordedMessages {
     private var bytes: [UInt8] = []
     private var entries: [Entry] = []
 
+    /// No messages yet.
     package init() {}
 
     /// The payload bytes kept so far.
     package var byteCount: Int { bytes.count }
+    /// How many messages are kept so far.
     package var count: Int { entries.count }
 
+    /// Keeps one whole message (the caller has checked it against the conversation's budget).
     package mutating func append(
         from sender: WebSocketMessage.Sender, isText: Bool, offsetMilliseconds: Double, payload: [UInt8]
     ) {

@@ -10,9 +10,11 @@ import Logging
 /// headers, and the conversation. A refusal (`403`) with a `Content-Length` body is recorded as an
 /// ordinary interaction instead, so replay refuses the same way.
 ///
-/// Bounded by `limit` bytes (the upstream's maximum response size): a larger message, an inflated one past
-/// it, or a malformed frame stops the recording (what came before is kept); the conversation as a whole
-/// keeps the messages that fit. Nothing here ever stops the tunnel. Not thread-safe: the tap confines it to
+/// Bounded twice. One message (as framed, and again once inflated) may take `maximumMessageBytes`
+/// (`--max-body-size`); a larger one, or a malformed frame, stops the recording (what came before is
+/// kept). The conversation as a whole may take `limit` (the upstream's maximum response size), each message
+/// counted as its payload plus `messageCost` bytes, so a flood of empty frames is bounded as well as a few
+/// large ones; past it the messages that fit are kept. Nothing here ever stops the tunnel. Not thread-safe: the tap confines it to
 /// the event loop both connections share.
 package final class WebSocketRecorder {
     /// Why the recording ends.
@@ -28,8 +30,16 @@ package final class WebSocketRecorder {
         case done
     }
 
+    /// What a message costs besides its payload once it is an `Interaction`'s, redacted and encoded
+    /// (measured: an empty message's `WebSocketMessage`, its share of the interaction while it is redacted
+    /// and its JSON on the way to the file), charged against the conversation's budget.
+    package static let messageCost = 256
+
     private let plan: WebSocketRecordingPlan
     private let limit: Int
+    private let maximumMessageBytes: Int
+    /// Budget spent so far: the kept payloads plus `messageCost` for each kept message (at most `limit`).
+    private var spent = 0
     private let described: String
     private let logger: Logger
     private let started = ContinuousClock.now
@@ -48,16 +58,21 @@ package final class WebSocketRecorder {
     /// Called once the recording ended, whatever the outcome.
     package var onEnd: (() -> Void)?
 
-    /// A recorder for `plan`, bounded by `limit` bytes; `described` names the upgrade in the log
-    /// (`GET /chat`, its query redacted).
-    package init(plan: WebSocketRecordingPlan, limit: Int, described: String, logger: Logger) {
+    /// A recorder for `plan`: the conversation bounded by `limit` bytes (the upstream's maximum response
+    /// size), one message by `maximumMessageBytes` (`--max-body-size`); `described` names the upgrade in
+    /// the log (`GET /chat`, its query redacted).
+    package init(
+        plan: WebSocketRecordingPlan, limit: Int, maximumMessageBytes: Int, described: String, logger: Logger
+    ) {
         self.plan = plan
         self.limit = max(0, limit)
+        // A message larger than the whole conversation's budget could never be kept either.
+        self.maximumMessageBytes = min(max(0, maximumMessageBytes), max(0, limit))
         self.described = described
         self.logger = logger
         readers = [
-            WebSocketFrameReader(maximumMessageBytes: max(0, limit)),
-            WebSocketFrameReader(maximumMessageBytes: max(0, limit)),
+            WebSocketFrameReader(maximumMessageBytes: self.maximumMessageBytes),
+            WebSocketFrameReader(maximumMessageBytes: self.maximumMessageBytes),
         ]
     }
 
@@ -146,7 +161,9 @@ package final class WebSocketRecorder {
     private func refused(_ head: WebSocketRecordingHead, rest: [UInt8]) {
         guard let length = head.contentLength, length <= limit else {
             return give(
-                up: "the upstream answered \(head.status) without a Content-Length body within \(limit) bytes")
+                up:
+                    "the upstream answered \(head.status) without a Content-Length body within \(Self.describeConversation(limit))"
+            )
         }
         let body = Array(rest.prefix(length))
         state = .refusal(head, body: body, length: length)
@@ -185,7 +202,7 @@ package final class WebSocketRecorder {
         case .none:
             break
         case .tooLarge(let limit):
-            stop(because: "a \(side.rawValue) message is larger than \(Self.describe(limit))")
+            stop(because: "a \(side.rawValue) message is larger than \(Self.describeMessage(limit))")
         case .malformed(let reason):
             stop(because: "the \(side.rawValue)'s frames are malformed (\(reason))")
         }
@@ -195,21 +212,29 @@ package final class WebSocketRecorder {
     private func take(_ payload: [UInt8], isText: Bool, compressed: Bool, from side: WebSocketMessage.Sender) {
         guard stopped == nil else { return }
         let offset = milliseconds(since: opened)
+        // What is left for this message's payload once its cost is charged (`spent` never passes `limit`).
+        let room = limit - spent - Self.messageCost
+        guard room >= 0 else { return stop(because: conversationTooLarge) }
         var bytes = payload
         if compressed {
             let index = side == .client ? 0 : 1
-            switch inflaters[index]?.inflate(payload, limit: limit) {
+            // Inflating stops at whichever bound comes first, so a bomb never grows past either.
+            switch inflaters[index]?.inflate(payload, limit: min(maximumMessageBytes, room)) {
             case .inflated(let inflated):
                 bytes = inflated
+            case .tooLarge where maximumMessageBytes <= room:
+                return stop(
+                    because:
+                        "a \(side.rawValue) message inflates to more than \(Self.describeMessage(maximumMessageBytes))"
+                )
             case .tooLarge:
-                return stop(because: "a \(side.rawValue) message inflates to more than \(Self.describe(limit))")
+                return stop(because: conversationTooLarge)
             case .invalid, .none:
                 return stop(because: "a \(side.rawValue) message is not valid permessage-deflate data")
             }
         }
-        guard messages.byteCount <= limit - bytes.count else {
-            return stop(because: "the conversation's messages add up to more than \(Self.describe(limit))")
-        }
+        guard bytes.count <= room else { return stop(because: conversationTooLarge) }
+        spent += Self.messageCost + bytes.count
         messages.append(from: side, isText: isText, offsetMilliseconds: offset, payload: bytes)
     }
 
@@ -266,8 +291,22 @@ package final class WebSocketRecorder {
         max(0, (ContinuousClock.now - instant) / .milliseconds(1))
     }
 
-    /// The limit as the warnings name it.
-    static func describe(_ limit: Int) -> String {
-        "the \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes") limit of a recorded answer (the upstream's maximum response size)"
+    private var conversationTooLarge: String {
+        "the conversation is past \(Self.describeConversation(limit)), counting \(Self.messageCost) bytes a message besides its payload"
+    }
+
+    /// A size as the warnings name it: whole MiB when it is some, else bytes.
+    static func describe(size: Int) -> String {
+        size >= 1 << 20 && size & ((1 << 20) - 1) == 0 ? "\(size >> 20) MiB" : "\(size) bytes"
+    }
+
+    /// One message's bound as the warnings name it, with the flag that sets it.
+    static func describeMessage(_ limit: Int) -> String {
+        "--max-body-size (\(describe(size: limit)))"
+    }
+
+    /// The conversation's bound as the warnings name it.
+    static func describeConversation(_ limit: Int) -> String {
+        "\(describe(size: limit)) (the maximum response size)"
     }
 }

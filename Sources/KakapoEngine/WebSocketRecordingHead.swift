@@ -3,7 +3,9 @@ import KakapoHTTP
 /// The upstream's answer to a WebSocket upgrade, read from the raw bytes a recorder sees (`101 Switching
 /// Protocols`, or a refusal such as `403`): its status, its headers in wire order, and what they negotiated.
 package struct WebSocketRecordingHead: Equatable, Sendable {
+    /// The status code (`101`, or the refusal's).
     package var status: Int
+    /// The header fields in wire order, repeated names kept.
     package var headers: HTTP.Headers
 
     /// The most a head may take; a longer one is not read (and the conversation not recorded).

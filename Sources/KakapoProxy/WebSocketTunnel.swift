@@ -57,7 +57,7 @@ enum WebSocketTunnel {
                     if let recording {
                         let recorder = WebSocketTunnel.recorder(
                             for: recording, described: "\(head.method) \(target)", pipeline: pipeline,
-                            loop: upstream.eventLoop)
+                            maximumMessageBytes: settings.maximumBodyBytes, loop: upstream.eventLoop)
                         try upstream.pipeline.syncOperations.addHandler(WebSocketTap(recorder: recorder, side: .server))
                         try TunnelHandler.splice(channel, with: upstream) {
                             try? channel.pipeline.syncOperations.addHandler(
@@ -83,13 +83,16 @@ enum WebSocketTunnel {
     }
 
     /// The recorder of one conversation, confined to `loop` (both connections'), registered so that Kakapo
-    /// stopping records what was said so far before the cassette closes.
+    /// stopping records what was said so far before the cassette closes. A message is bounded by
+    /// `maximumMessageBytes` (`--max-body-size`, as a request body is), the conversation by the upstream's
+    /// maximum response size (it becomes one recorded answer).
     private static func recorder(
-        for plan: WebSocketRecordingPlan, described: String, pipeline: RequestPipeline, loop: any EventLoop
+        for plan: WebSocketRecordingPlan, described: String, pipeline: RequestPipeline, maximumMessageBytes: Int,
+        loop: any EventLoop
     ) -> WebSocketRecorder {
         let recorder = WebSocketRecorder(
             plan: plan, limit: pipeline.upstream?.configuration.maximumResponseBytes ?? 256 << 20,
-            described: described, logger: pipeline.logger)
+            maximumMessageBytes: maximumMessageBytes, described: described, logger: pipeline.logger)
         let bound = NIOLoopBound(recorder, eventLoop: loop)
         let token = WebSocketRecordings.register(into: plan.session) {
             // Called off the event loops while Kakapo stops: waits until the recording is handed over.

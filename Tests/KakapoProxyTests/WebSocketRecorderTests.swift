@@ -30,8 +30,9 @@ struct WebSocketRecorderTests {
         }
     }
 
-    /// A recorder bounded by `limit` into a fresh session, with what it logs.
-    static func recorder(limit: Int) throws -> (WebSocketRecorder, Saved, Lines) {
+    /// A recorder whose conversation is bounded by `limit` and one message by `maximumMessageBytes` (by
+    /// default as large), into a fresh session, with what it logs.
+    static func recorder(limit: Int, maximumMessageBytes: Int? = nil) throws -> (WebSocketRecorder, Saved, Lines) {
         let path = try Fixtures.temporaryDirectory() + "/ws.json"
         let session = CassetteSession(path: path, cassette: Cassette(), redactor: .disabled)
         let plan = WebSocketRecordingPlan(
@@ -39,7 +40,9 @@ struct WebSocketRecorderTests {
         let lines = Lines()
         let logger = Logger(label: "test") { _ in Capture(lines: lines) }
         return (
-            WebSocketRecorder(plan: plan, limit: limit, described: "GET /chat", logger: logger),
+            WebSocketRecorder(
+                plan: plan, limit: limit, maximumMessageBytes: maximumMessageBytes ?? limit, described: "GET /chat",
+                logger: logger),
             Saved(session: session, path: path), lines
         )
     }
@@ -68,7 +71,9 @@ struct WebSocketRecorderTests {
 
     @Test("past the limit the conversation keeps the messages so far, warns once naming the limit, and is recorded")
     func conversationBound() throws {
-        let (recorder, session, lines) = try Self.recorder(limit: 20)
+        // Room for two 8-byte messages with their cost, not three.
+        let limit = 2 * (WebSocketRecorder.messageCost + 8) + 4
+        let (recorder, session, lines) = try Self.recorder(limit: limit)
         Self.feed(recorder, Self.head(), from: .server)
         for _ in 0..<4 {
             Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("12345678".utf8)), from: .server)
@@ -81,7 +86,48 @@ struct WebSocketRecorderTests {
         #expect(conversation.close?.from == .client && conversation.close?.code == 1000)
         let warnings = lines.all.filter { $0.hasPrefix("warning") }
         #expect(warnings.count == 1, "\(lines.all)")
-        #expect(warnings.first?.contains("add up to more than the 20 bytes limit") == true, "\(warnings)")
+        #expect(
+            warnings.first?.contains("the conversation is past \(limit) bytes (the maximum response size)") == true,
+            "\(warnings)")
+    }
+
+    @Test(
+        "a million empty frames are charged a cost each: the recording stops at the conversation's budget with one warning, the messages that fit kept"
+    )
+    func emptyFlood() throws {
+        let limit = 16 << 20
+        let (recorder, session, lines) = try Self.recorder(limit: limit)
+        Self.feed(recorder, Self.head(), from: .server)
+        // 1,000,000 empty text frames (2 bytes each) in 200 KB pieces, as TCP would deliver them.
+        let piece = [UInt8]((0..<100_000).map { _ in [0x81, 0x00] }.joined())
+        for _ in 0..<10 { Self.feed(recorder, piece, from: .server) }
+        recorder.end(.connectionClosed)
+        let conversation = try #require(try session.conversation())
+        // Before a message had a cost, all 1,000,000 were kept (their bytes add up to nothing).
+        #expect(conversation.messages.count == limit / WebSocketRecorder.messageCost)
+        #expect(conversation.messages.allSatisfy { $0.payload == .text("") && $0.from == .server })
+        let warnings = lines.all.filter { $0.hasPrefix("warning") }
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(
+            warnings.first?.contains(
+                "recording stopped after \(limit / WebSocketRecorder.messageCost) messages: the conversation is past 16 MiB (the maximum response size), counting \(WebSocketRecorder.messageCost) bytes a message"
+            ) == true, "\(warnings)")
+    }
+
+    @Test("a message larger than --max-body-size stops the recording though the conversation's budget has room")
+    func messageBound() throws {
+        let (recorder, session, lines) = try Self.recorder(limit: 256 << 20, maximumMessageBytes: 1 << 20)
+        Self.feed(recorder, Self.head(), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(2, [1, 2, 3]), from: .server)
+        Self.feed(
+            recorder, WebSocketFrameReaderTests.frame(2, [UInt8](repeating: 7, count: (1 << 20) + 1)), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(2, [4]), from: .server)
+        recorder.end(.connectionClosed)
+        let conversation = try #require(try session.conversation())
+        #expect(conversation.messages.map(\.payload) == [.binary([1, 2, 3])])
+        #expect(
+            lines.all.contains { $0.contains("a server message is larger than --max-body-size (1 MiB)") },
+            "\(lines.all)")
     }
 
     @Test(
@@ -109,9 +155,9 @@ struct WebSocketRecorderTests {
         #expect(conversation.close == nil)
     }
 
-    @Test("a decompression bomb stops the recording at the limit; what came before is recorded")
+    @Test("a decompression bomb stops the recording at --max-body-size, not the conversation's larger budget")
     func bomb() throws {
-        let (recorder, session, lines) = try Self.recorder(limit: 1 << 20)
+        let (recorder, session, lines) = try Self.recorder(limit: 256 << 20, maximumMessageBytes: 1 << 20)
         Self.feed(recorder, Self.head("permessage-deflate"), from: .server)
         Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("before".utf8)), from: .server)
         let bomb = WebSocketInflaterTests.deflated([UInt8](repeating: 0x61, count: 4 << 20))
@@ -121,7 +167,22 @@ struct WebSocketRecorderTests {
         let conversation = try #require(try session.conversation())
         #expect(conversation.messages.map(\.payload) == [.text("before")])
         #expect(
-            lines.all.contains { $0.contains("a server message inflates to more than the 1 MiB limit") }, "\(lines.all)"
-        )
+            lines.all.contains { $0.contains("a server message inflates to more than --max-body-size (1 MiB)") },
+            "\(lines.all)")
+    }
+
+    @Test("a compressed message that inflates past what is left of the conversation's budget stops the recording there")
+    func bombPastBudget() throws {
+        let (recorder, session, lines) = try Self.recorder(limit: 1 << 20, maximumMessageBytes: 64 << 20)
+        Self.feed(recorder, Self.head("permessage-deflate"), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("before".utf8)), from: .server)
+        let bomb = WebSocketInflaterTests.deflated([UInt8](repeating: 0x61, count: 4 << 20))
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(1, bomb, rsv1: true), from: .server)
+        recorder.end(.stopping)
+        let conversation = try #require(try session.conversation())
+        #expect(conversation.messages.map(\.payload) == [.text("before")])
+        #expect(
+            lines.all.contains { $0.contains("the conversation is past 1 MiB (the maximum response size)") },
+            "\(lines.all)")
     }
 }
