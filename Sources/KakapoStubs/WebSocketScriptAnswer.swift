@@ -21,18 +21,21 @@ package struct WebSocketScriptAnswer: Sendable {
         subprotocol = script.subprotocol(offered: request.offeredWebSocketSubprotocols)
     }
 
-    /// What to do once the `101` is out.
-    package func opened() -> [WebSocketScriptStep] {
-        script.opening.steps(TemplateContext(request: request, parameters: parameters))
+    /// What to do once the `101` is out; the messages are at most `limit` bytes in all (`.tooLarge` past it).
+    package func opened(limit: Int = .max) -> [WebSocketScriptStep] {
+        script.opening.steps(TemplateContext(request: request, parameters: parameters), limit: limit)
     }
 
     /// The answer to one client message: the index of the rule that took it and its steps, or nil when
-    /// no rule takes it.
-    package func received(_ message: WebSocketMessage.Payload) -> (rule: Int, steps: [WebSocketScriptStep])? {
+    /// no rule takes it. Its messages are at most `limit` bytes in all (`.tooLarge` past it): the engine
+    /// passes its largest message body, since a template may repeat the client's message.
+    package func received(_ message: WebSocketMessage.Payload, limit: Int = .max) -> (
+        rule: Int, steps: [WebSocketScriptStep]
+    )? {
         let context = TemplateContext(request: request, parameters: parameters, message: message)
         var budget = ValueMatcher.stepBudget
         for (index, rule) in script.rules.enumerated() where rule.holds(for: context, budget: &budget) {
-            return (index, rule.reply.steps(context))
+            return (index, rule.reply.steps(context, limit: limit))
         }
         return nil
     }

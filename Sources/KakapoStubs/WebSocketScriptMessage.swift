@@ -53,13 +53,21 @@ struct WebSocketScriptMessage: Sendable {
         delay = try object["delay"].map { (node) throws(RoutesError) in try Latency(node) }
     }
 
-    /// The message for one event: a text message for `text` and `json`, a binary one for `base64`.
-    func render(_ context: TemplateContext) -> WebSocketMessage.Payload {
+    /// The message for one event: a text message for `text` and `json`, a binary one for `base64`; nil when
+    /// it would be longer than `limit` bytes (templates repeating a long client message), found without
+    /// building more than `limit` bytes of it.
+    func render(_ context: TemplateContext, limit: Int) -> WebSocketMessage.Payload? {
         switch content {
-        case .text(let template): return .text(template.constantText ?? template.render(context))
+        case .text(let template):
+            if let constant = template.constantText { return constant.utf8.count <= limit ? .text(constant) : nil }
+            var bytes: [UInt8] = []
+            guard template.render(context, into: &bytes, limit: limit) else { return nil }
+            return .text(String(decoding: bytes, as: UTF8.self))
         case .json(let template):
-            return .text(String(decoding: JSONWriter().write(template.render(context)), as: UTF8.self))
-        case .bytes(let bytes): return .binary(bytes)
+            var bytes: [UInt8] = []
+            guard template.write(context, into: &bytes, limit: limit) else { return nil }
+            return .text(String(decoding: bytes, as: UTF8.self))
+        case .bytes(let bytes): return bytes.count <= limit ? .binary(bytes) : nil
         }
     }
 }

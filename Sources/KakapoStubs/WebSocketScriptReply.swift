@@ -58,14 +58,21 @@ struct WebSocketScriptReply: Sendable {
     }
 
     /// The steps for one event, each message's delay added to those before it, so `delay` reads as "wait,
-    /// then send" down the list.
-    func steps(_ context: TemplateContext) -> [WebSocketScriptStep] {
+    /// then send" down the list. When the messages would be longer than `limit` bytes in all (templates
+    /// repeating a long client message), the one step `.tooLarge(limit:)` instead: nothing of them is sent.
+    func steps(_ context: TemplateContext, limit: Int) -> [WebSocketScriptStep] {
         var steps: [WebSocketScriptStep] = []
         steps.reserveCapacity(messages.count + 1)
         var after = Duration.zero
+        var left = limit
         for message in messages {
             after += message.delay?.sample() ?? .zero
-            steps.append(.send(message.render(context), after: after))
+            guard let payload = message.render(context, limit: left) else { return [.tooLarge(limit: limit)] }
+            switch payload {
+            case .text(let text): left -= text.utf8.count
+            case .binary(let bytes): left -= bytes.count
+            }
+            steps.append(.send(payload, after: after))
         }
         if let close {
             after += close.delay?.sample() ?? .zero

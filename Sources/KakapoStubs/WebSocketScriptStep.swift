@@ -7,4 +7,7 @@ package enum WebSocketScriptStep: Hashable, Sendable {
     case send(WebSocketMessage.Payload, after: Duration)
     /// Closes the conversation with `code` and `reason` `after` the given time; nothing is sent after it.
     case close(code: Int, reason: String, after: Duration)
+    /// The event's messages would be longer than `limit` bytes in all (a template repeating a long client
+    /// message): none of them is sent, and the conversation ends with 1011 (internal error) saying so.
+    case tooLarge(limit: Int)
 }

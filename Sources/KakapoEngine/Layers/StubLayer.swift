@@ -12,8 +12,9 @@ enum StubLayer: PipelineLayer {
             // A websocket route took the upgrade: Kakapo answers 101 (after the route's latency) and plays
             // the script, one side per connection.
             let logger = pipeline.logger
+            let limit = pipeline.configuration.maximumRequestBodyBytes
             let play = WebSocketPlay(subprotocol: script.subprotocol, description: "route \(answer.route)") {
-                WebSocketScriptSide(script, logger: logger)
+                WebSocketScriptSide(script, logger: logger, maximumMessageBytes: limit)
             }
             var scripted = Answer(.webSocket(.play(play)), source: .route)
             scripted.delay = answer.delay
