@@ -82,7 +82,8 @@ extension Redactor {
         }
         copy.messages = messages
         if let subprotocol = conversation.subprotocol {
-            copy.subprotocol = redactValue(subprotocol, echoing: search, echoes: &echoes, noting: &redacted)
+            let cut = redactSubprotocols(subprotocol, noting: &redacted)
+            copy.subprotocol = redactValue(cut, echoing: search, echoes: &echoes, noting: &redacted)
         }
         if let close = conversation.close, !close.reason.isEmpty {
             let reason = redactValue(close.reason, echoing: search, echoes: &echoes, noting: &redacted)
@@ -136,5 +137,100 @@ extension Redactor {
         var count = 0
         if !secrets.isEmpty { bytes = Self.replace(secrets, in: bytes, count: &count) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Credentials carried in `Sec-WebSocket-Protocol`, the one header a browser's `WebSocket` lets a page set:
+/// - after a prefix that names them: Kubernetes `base64url.bearer.authorization.k8s.io.TOKEN`, OpenAI
+///   Realtime `openai-insecure-api-key.KEY`, `bearer.TOKEN`;
+/// - after a prefix that may, when the rest looks like a credential: `access_token.`, `token.`, `jwt.`,
+///   `apikey.`, `api-key.`, `auth.`, and AWS AppSync's `header-` (its authorization headers, base64url);
+/// - as the entry after a marker entry: Deepgram's `token, KEY` and `bearer, TOKEN`.
+/// The credential becomes the placeholder (`base64url.bearer.authorization.k8s.io.[REDACTED]`), and is one
+/// of the interaction's secrets, so its echoes (a message, the close reason) go too. Replay answers a
+/// redacted subprotocol with the client's offered entry that fits (`WebSocketReplay.answeredSubprotocol`).
+/// (graphql-ws, Hasura and Supabase send their tokens in the first message instead, redacted as a body.)
+extension Redactor {
+    /// Prefixes whose rest is a credential, lowercased.
+    static let credentialSubprotocolPrefixes = [
+        "base64url.bearer.authorization.k8s.io.", "openai-insecure-api-key.", "bearer.",
+    ]
+    /// Prefixes whose rest is a credential when it looks like one (`isCredentialShaped`), lowercased.
+    static let tokenSubprotocolPrefixes = [
+        "access_token.", "access-token.", "token.", "jwt.", "apikey.", "api-key.", "auth.", "header-",
+    ]
+    /// Entries that say the next entry is a credential, lowercased.
+    static let credentialSubprotocolMarkers: Set<String> = ["token", "bearer", "access_token", "access-token"]
+
+    /// The credentials in a `Sec-WebSocket-Protocol` value (a list, or one subprotocol), each with the entry's
+    /// index; empty when shapes are off or the header is kept.
+    func subprotocolCredentials(in value: String) -> [(entry: Int, secret: Substring)] {
+        guard byShape, !isKept("Sec-WebSocket-Protocol"), allowlist == nil else { return [] }
+        let entries = value.split(separator: ",", omittingEmptySubsequences: false).map { Self.trimmed($0) }
+        var found: [(entry: Int, secret: Substring)] = []
+        for (index, entry) in entries.enumerated() {
+            if index > 0, Self.credentialSubprotocolMarkers.contains(entries[index - 1].lowercased()),
+                Self.isCredentialShaped(entry, minimum: 8)
+            {
+                found.append((index, entry))
+                continue
+            }
+            let lowered = entry.lowercased()
+            if let prefix = Self.credentialSubprotocolPrefixes.first(where: { lowered.hasPrefix($0) }) {
+                let rest = entry.dropFirst(prefix.count)
+                if !rest.isEmpty && rest != Redactor.placeholder { found.append((index, rest)) }
+            } else if let prefix = Self.tokenSubprotocolPrefixes.first(where: { lowered.hasPrefix($0) }) {
+                let rest = entry.dropFirst(prefix.count)
+                if Self.isCredentialShaped(rest, minimum: 16) { found.append((index, rest)) }
+            }
+        }
+        return found
+    }
+
+    /// `value` with each credential `subprotocolCredentials` finds replaced by the placeholder, the rest of
+    /// the list (entries, commas, spaces) as it was; each one redacted is noted as `subprotocol token`.
+    func redactSubprotocols(_ value: String, noting redacted: inout [String]) -> String {
+        let credentials = subprotocolCredentials(in: value)
+        guard !credentials.isEmpty else { return value }
+        var parts = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        for (index, secret) in credentials {
+            // The credential ends its entry: what follows it in the part is spaces.
+            let part = parts[index]
+            let trimmedEnd = part.utf8.count - (part.utf8.reversed().prefix { $0 == 0x20 || $0 == 0x09 }.count)
+            let start = trimmedEnd - secret.utf8.count
+            let bytes = Array(part.utf8)
+            parts[index] =
+                String(decoding: bytes[..<start], as: UTF8.self) + Redactor.placeholder
+                + String(decoding: bytes[trimmedEnd...], as: UTF8.self)
+            redacted.append("subprotocol token")
+        }
+        return parts.joined(separator: ",")
+    }
+
+    /// Whether `text` looks like a credential: at least `minimum` characters of the base64, base64url and
+    /// JWT alphabets, with both a letter and a digit (so `token.chat-v2` stays).
+    static func isCredentialShaped(_ text: Substring, minimum: Int) -> Bool {
+        guard text.utf8.count >= minimum, text != Redactor.placeholder else { return false }
+        var letter = false
+        var digit = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): letter = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = true
+            case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: "+"),
+                UInt8(ascii: "/"), UInt8(ascii: "="):
+                break
+            default: return false
+            }
+        }
+        return letter && digit
+    }
+
+    /// `text` without the spaces and tabs around it.
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) })
+        else { return text[text.endIndex...] }
+        return text[first...last]
     }
 }

@@ -214,11 +214,15 @@ public struct Redactor: Hashable, Sendable {
                 continue
             }
             guard isSecretHeader(field.name) else {
+                // A token a browser's WebSocket can only send as a subprotocol (`...k8s.io.TOKEN`).
+                let offered =
+                    field.name.lowercased() == "sec-websocket-protocol"
+                    ? redactSubprotocols(field.value, noting: &redacted) : field.value
                 // The cheap look at the value first: most values hold nothing shaped like a credential.
                 let value =
-                    byShape && CredentialValues.mightHoldCredential(field.value) && !isKept(field.name)
+                    byShape && CredentialValues.mightHoldCredential(offered) && !isKept(field.name)
                         && !Self.framingHeaders.contains(field.name.lowercased())
-                    ? CredentialValues.redacting(field.value, noting: &redacted) : field.value
+                    ? CredentialValues.redacting(offered, noting: &redacted) : offered
                 result.add(name: field.name, value: value)
                 continue
             }
@@ -384,6 +388,9 @@ public struct Redactor: Hashable, Sendable {
         for field in interaction.request.headers {
             guard isSecretHeader(field.name) else {
                 if byShape && !isKept(field.name) { values.formUnion(CredentialValues.values(in: field.value)) }
+                if field.name.lowercased() == "sec-websocket-protocol" {
+                    values.formUnion(subprotocolCredentials(in: field.value).map { String($0.secret) })
+                }
                 continue
             }
             let lowered = field.name.lowercased()

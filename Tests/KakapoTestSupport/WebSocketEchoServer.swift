@@ -1,21 +1,32 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 
 /// A real WebSocket server (SwiftNIO's) on 127.0.0.1 and a free port that sends every text message back
-/// prefixed with `echo: `; plain HTTP requests get 404.
+/// prefixed with `echo: `; plain HTTP requests get 404. With `namingSubprotocol`, its `101` names the first
+/// subprotocol the client offers, and it answers a client's close with the same code and reason.
 public final class WebSocketEchoServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     public let port: Int
 
-    public static func start() async throws -> WebSocketEchoServer {
+    public static func start(namingSubprotocol: Bool = false) async throws -> WebSocketEchoServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upgrader = NIOWebSocketServerUpgrader(
-            shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+            shouldUpgrade: { channel, head in
+                var headers = HTTPHeaders()
+                let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }
+                if namingSubprotocol, let first = offered.first {
+                    headers.add(name: "Sec-WebSocket-Protocol", value: first.trimmingCharacters(in: .whitespaces))
+                }
+                return channel.eventLoop.makeSucceededFuture(headers)
+            },
             upgradePipelineHandler: { channel, _ in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(EchoHandler()) }
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(EchoHandler(answersClose: namingSubprotocol))
+                }
             })
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -57,6 +68,11 @@ private final class EchoHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
+    /// Whether a client's close is answered with its own code and reason before the connection closes.
+    let answersClose: Bool
+
+    init(answersClose: Bool) { self.answersClose = answersClose }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
@@ -66,7 +82,13 @@ private final class EchoHandler: ChannelInboundHandler {
             reply.writeBuffer(&payload)
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: reply)), promise: nil)
         case .connectionClose:
-            context.close(promise: nil)
+            guard answersClose else {
+                context.close(promise: nil)
+                return
+            }
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: frame.unmaskedData))
+            ).whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         default:
             break
         }
