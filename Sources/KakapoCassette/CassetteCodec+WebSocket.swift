@@ -5,9 +5,6 @@ import KakapoJSON
 /// An upgrade interaction's `"websocket"`: the subprotocol, the messages in order (`from`, `offsetMs`, and
 /// `text` or `base64`) and the close (`from`, `code`, `reason`, `offsetMs`), documented in cassettes/README.md.
 extension CassetteCodec {
-    /// The longest close reason a close frame carries (RFC 6455 5.5: 125 bytes of payload, 2 of them the code).
-    package static let largestCloseReasonBytes = 123
-
     static func encode(_ conversation: WebSocketConversation) -> JSONValue {
         var object: JSONObject = [:]
         if let subprotocol = conversation.subprotocol { object["subprotocol"] = .string(subprotocol) }
@@ -135,11 +132,11 @@ extension CassetteCodec {
         var reason = ""
         if let value = object["reason"], !value.isNull {
             reason = try string(value, at: path + [.key("reason")])
-            guard reason.utf8.count <= largestCloseReasonBytes else {
+            guard reason.utf8.count <= WebSocketClose.largestReasonBytes else {
                 throw CassetteDecodingError(
                     path: path + [.key("reason")],
                     message:
-                        "\"reason\" holds \(reason.utf8.count) bytes; a close frame carries at most \(largestCloseReasonBytes)"
+                        "\"reason\" holds \(reason.utf8.count) bytes; a close frame carries at most \(WebSocketClose.largestReasonBytes)"
                 )
             }
             guard code != nil || reason.isEmpty else {

@@ -89,7 +89,7 @@ extension Redactor {
             let reason = redactValue(close.reason, echoing: search, echoes: &echoes, noting: &redacted)
             // The placeholder can be longer than the secret it replaces; a close frame carries 123 bytes of
             // reason, and a cassette with more would not load.
-            copy.close?.reason = Self.prefix(reason, bytes: CassetteCodec.largestCloseReasonBytes)
+            copy.close?.reason = WebSocketClose.cut(reason)
         }
         redacted += Array(repeating: "echoed secret", count: echoes)
         return copy
@@ -106,16 +106,6 @@ extension Redactor {
             if replaced != bytes { text = String(decoding: replaced, as: UTF8.self) }
         }
         return text
-    }
-
-    /// `text` cut to at most `bytes` UTF-8 bytes on a character boundary.
-    static func prefix(_ text: String, bytes: Int) -> String {
-        guard text.utf8.count > bytes else { return text }
-        var end = text.utf8.index(text.utf8.startIndex, offsetBy: bytes)
-        while end > text.utf8.startIndex && UTF8.isContinuation(text.utf8[end]) {
-            end = text.utf8.index(before: end)
-        }
-        return String(text.utf8[..<end]) ?? ""
     }
 }
 

@@ -60,16 +60,9 @@ package enum WebSocketReplay {
         return rest.count > last.count && rest.hasSuffix(last)
     }
 
-    /// The most bytes of a close frame's reason: a control frame carries 125, the code takes 2 (RFC 6455 5.5).
-    package static let closeReasonBytes = 123
-
-    /// `reason` cut to `closeReasonBytes` on a character boundary, so the close frame stays valid UTF-8.
+    /// `WebSocketClose.cut(_:)`, under the name WebSocketPlayer and WebSocketConversationSide still call (being
+    /// changed by others as this is written): remove once they call `WebSocketClose.cut`.
     package static func closeReason(_ reason: String) -> String {
-        guard reason.utf8.count > closeReasonBytes else { return reason }
-        var end = reason.utf8.index(reason.utf8.startIndex, offsetBy: closeReasonBytes)
-        while end > reason.utf8.startIndex && UTF8.isContinuation(reason.utf8[end]) {
-            end = reason.utf8.index(before: end)
-        }
-        return String(reason.utf8[..<end]) ?? ""
+        WebSocketClose.cut(reason)
     }
 }

@@ -129,9 +129,9 @@ enum HARWebSocket {
         let reasonNode = node.optional("reason")
         let reason = try reasonNode?.string() ?? ""
         if let reasonNode {
-            guard reason.utf8.count <= CassetteCodec.largestCloseReasonBytes else {
+            guard reason.utf8.count <= WebSocketClose.largestReasonBytes else {
                 throw reasonNode.failure(
-                    "the reason holds \(reason.utf8.count) bytes; a close frame carries at most \(CassetteCodec.largestCloseReasonBytes)"
+                    "the reason holds \(reason.utf8.count) bytes; a close frame carries at most \(WebSocketClose.largestReasonBytes)"
                 )
             }
             guard code != nil || reason.isEmpty else {

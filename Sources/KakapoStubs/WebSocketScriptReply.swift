@@ -17,9 +17,6 @@ struct WebSocketScriptReply: Sendable {
 
         static let keys = ["code", "reason", "delay"]
 
-        /// The longest reason a close frame carries: 125 bytes of payload, 2 of them the code (RFC 6455 5.5).
-        static let maximumReasonBytes = 123
-
         init(_ node: DefinitionNode) throws(RoutesError) {
             let object = try node.object(allowed: Close.keys)
             if let node = object["code"] {
@@ -34,9 +31,9 @@ struct WebSocketScriptReply: Sendable {
                 code = 1000
             }
             reason = try object["reason"]?.string() ?? ""
-            guard reason.utf8.count <= Close.maximumReasonBytes else {
+            guard reason.utf8.count <= WebSocketClose.largestReasonBytes else {
                 throw object["reason"]!.error(
-                    "a close reason is at most \(Close.maximumReasonBytes) bytes of UTF-8 (it has \(reason.utf8.count))"
+                    "a close reason is at most \(WebSocketClose.largestReasonBytes) bytes of UTF-8 (it has \(reason.utf8.count))"
                 )
             }
             delay = try object["delay"].map { (node) throws(RoutesError) in try Latency(node) }

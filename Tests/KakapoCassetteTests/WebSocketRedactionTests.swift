@@ -122,7 +122,7 @@ struct WebSocketRedactionTests {
             from: .client, code: 1000, reason: String(repeating: "r", count: 117) + "abc123")
         (clean, _) = Redactor().redact(short6)
         let cleaned = try #require(clean.webSocket?.close?.reason)
-        #expect(cleaned.utf8.count == CassetteCodec.largestCloseReasonBytes)
+        #expect(cleaned.utf8.count == WebSocketClose.largestReasonBytes)
         #expect(cleaned == String(repeating: "r", count: 117) + "[REDAC")
         // The cassette stays loadable.
         let bytes = CassetteCodec.encodeFile(Cassette(interactions: [clean]))
