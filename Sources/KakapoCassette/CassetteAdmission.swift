@@ -15,18 +15,37 @@ enum CassetteAdmission {
         bare.request.body = []
         bare.response.body = []
         bare.chunks = interaction.chunks?.map { ResponseChunk(offsetMilliseconds: $0.offsetMilliseconds, bytes: []) }
-        // A conversation's payloads are written in forms the reader always reads (a JSON string, base64).
-        bare.webSocket?.messages =
-            interaction.webSocket?.messages.map { message in
-                WebSocketMessage(
-                    from: message.from, offsetMilliseconds: message.offsetMilliseconds, payload: .binary([]))
-            } ?? []
+        // A conversation's payloads are written in forms the reader always reads (a JSON string, base64), and
+        // its messages may be hundreds of thousands: their one rule, offsets in range and in order, is checked
+        // here rather than by a round trip; the rest of the conversation goes through the reader.
+        bare.webSocket?.messages = []
+        if let messages = interaction.webSocket?.messages, let refusal = refusal(of: messages) { return refusal }
         do {
             _ = try CassetteCodec.decodeInteraction(CassetteCodec.encode(bare), at: [])
             return nil
         } catch {
             return error
         }
+    }
+
+    /// Why the reader would refuse a conversation's `messages`: an offset it cannot hold (as written, to
+    /// 0.1 ms) or one earlier than the message before; nil when it reads them all.
+    static func refusal(of messages: [WebSocketMessage]) -> CassetteDecodingError? {
+        var previous = 0.0
+        for (index, message) in messages.enumerated() {
+            let offset = message.offsetMilliseconds
+            // What the writer writes: rounded to 0.1 ms and clamped to the range (CassetteCodec.formatMilliseconds).
+            let written =
+                offset.isFinite
+                ? (min(max(offset, 0), Double(CassetteCodec.largestMilliseconds)) * 10).rounded() / 10 : 0
+            guard offset.isFinite, written >= previous else {
+                return CassetteDecodingError(
+                    path: [.key("websocket"), .key("messages"), .index(index), .key("offsetMs")],
+                    message: "\"offsetMs\" must be no earlier than the message before")
+            }
+            previous = written
+        }
+        return nil
     }
 
     /// Whether `interaction` has the shape every reader rule accepts, checked more strictly than the

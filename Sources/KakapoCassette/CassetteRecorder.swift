@@ -34,13 +34,15 @@ final class CassetteRecorder: @unchecked Sendable {
     var isCurrent: Bool { DispatchQueue.getSpecific(key: onQueue) == true }
 
     /// Queues `work`, which holds about `bytes` bytes, to run after everything submitted before it, then
-    /// `then`; returns once it is queued (after waiting, when the queue is over its limit).
+    /// `then`; returns once it is queued (after waiting, when the queue is over its limit, unless `waits` is
+    /// false: for callers on an event loop, which must never wait).
     func submit(
-        bytes: Int, _ work: @escaping @Sendable () -> Void, then: @escaping @Sendable () -> Void = {}
+        bytes: Int, waits: Bool = true, _ work: @escaping @Sendable () -> Void,
+        then: @escaping @Sendable () -> Void = {}
     ) {
         let current = isCurrent
         condition.lock()
-        while !current && queued > 0 && queued + bytes > limit { condition.wait() }
+        while waits && !current && queued > 0 && queued + bytes > limit { condition.wait() }
         queued += bytes
         submitted += 1
         condition.unlock()
@@ -86,8 +88,17 @@ final class CassetteRecorder: @unchecked Sendable {
             headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
         }
         let chunks = interaction.chunks?.reduce(0) { $0 + $1.bytes.count + 16 } ?? 0
+        // A message costs its payload and about 384 bytes besides once redacted and encoded (measured; see
+        // WebSocketRecorder.messageCost).
+        let messages =
+            interaction.webSocket?.messages.reduce(0) { total, message in
+                switch message.payload {
+                case .text(let text): total + text.utf8.count + 384
+                case .binary(let bytes): total + bytes.count + 384
+                }
+            } ?? 0
         return 256 + interaction.request.target.utf8.count + interaction.request.body.count
             + size(interaction.request.headers) + interaction.response.body.count + size(interaction.response.headers)
-            + chunks
+            + chunks + messages
     }
 }

@@ -122,6 +122,14 @@ public final class CassetteSession: @unchecked Sendable {
             then: done)
     }
 
+    /// Hands a recording over as `record(_:replacing:then:)` does, but never waits, however full the queue
+    /// of recordings not yet journaled is: for callers on an event loop (a WebSocket conversation that ended).
+    package func recordWithoutWaiting(_ interaction: Interaction, replacing: Bool) {
+        recorder.submit(
+            bytes: CassetteRecorder.cost(of: interaction), waits: false,
+            { self.take(interaction, replacing: replacing) })
+    }
+
     /// Records `interaction` as `record(_:replacing:then:)` does and returns once it is in the journal.
     public func record(_ interaction: Interaction, replacing: Bool) {
         recorder.perform(bytes: CassetteRecorder.cost(of: interaction)) {

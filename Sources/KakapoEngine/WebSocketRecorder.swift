@@ -176,7 +176,8 @@ package final class WebSocketRecorder {
         let interaction = Interaction(
             request: upgradeRequest(), response: HTTP.Response(status: head.status, headers: head.headers, body: body),
             recordedAt: UTCTimestamp.now(), durationMilliseconds: milliseconds(since: started))
-        plan.session.record(interaction, replacing: plan.replacing) {}
+        // On the event loop, which never waits for the recordings queued before this one.
+        plan.session.recordWithoutWaiting(interaction, replacing: plan.replacing)
         logger.info("recorded WebSocket \(described): refused \(head.status) by the upstream")
         onEnd?()
     }
@@ -258,7 +259,8 @@ package final class WebSocketRecorder {
             request: upgradeRequest(), response: HTTP.Response(status: 101, headers: head.headers),
             recordedAt: UTCTimestamp.now(),
             durationMilliseconds: (opened - started) / .milliseconds(1), webSocket: conversation)
-        plan.session.record(interaction, replacing: plan.replacing) {}
+        // On the event loop, which never waits for the recordings queued before this one.
+        plan.session.recordWithoutWaiting(interaction, replacing: plan.replacing)
         let counts = conversation.counts
         let ending =
             close.map { close in
