@@ -30,8 +30,9 @@ final class WebSocketConversationSide: WebSocketServerSide {
 
     /// The most request id pairs kept: a long conversation's early ids are not answered late.
     static let idPairLimit = 1024
-    /// The longest wait a recorded offset may ask for, in milliseconds (a day).
-    static let longestWait = 86_400_000.0
+    /// The longest wait a recorded offset may ask for, in milliseconds: the cassette's own bound (a week),
+    /// so every offset a cassette may hold is played as recorded (a slower `--stream-timing` is cut there).
+    static let longestWait = Double(CassetteCodec.largestMilliseconds)
 
     init(_ conversation: WebSocketConversation, timing: StreamTiming, match: WebSocketMessageMatch) {
         messages = conversation.messages

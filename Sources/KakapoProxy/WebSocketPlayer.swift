@@ -12,9 +12,22 @@ import NIOWebSocket
 /// head, all on the channel's event loop, so a late timer never lets a later message overtake an earlier
 /// one. A conversation may stay silent for as long as both ends like, up to the idle timeout (nothing sent
 /// either way), as a tunnel does.
-final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
+///
+/// Backpressure: due actions are written only while the channel is writable, at most `batchFrames` frames or
+/// `batchBytes` bytes per event loop turn (a million due messages neither fill memory nor hold the loop), and
+/// the client is not read while the channel is not writable (a client that sends pings or messages without
+/// reading the answers gets no more answers queued than the write buffer's high water mark and a read's worth).
+final class WebSocketPlayer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
+
+    /// The most frames written in one turn of the event loop before the rest is left for the next.
+    static let batchFrames = 64
+    /// The most payload bytes written in one turn of the event loop (one frame may exceed it alone).
+    static let batchBytes = 256 * 1024
+    /// The pause between batches: long enough that the event loop polls its sockets in between.
+    static let batchPause = TimeAmount.microseconds(50)
 
     /// How big and how long a played conversation may get.
     struct Limits {
@@ -47,6 +60,10 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
     private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     private var closeTimer: Scheduled<Void>?
+    /// A read the channel asked for while it was not writable, done once it is again.
+    private var readHeld = false
+    /// A `runDue` already queued on the event loop for the next batch.
+    private var batchQueued = false
 
     init(side: any WebSocketServerSide, limits: Limits, miss: @escaping (String) -> Void) {
         self.side = side
@@ -70,6 +87,26 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         stopTimers()
         pending.removeAll()
         context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Reading waits while the client does not take what was written: each message read may add answers.
+        guard context.channel.isWritable else {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
+            runDue()
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -96,7 +133,8 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
             }
             append(frame)
         default:
-            fail(.protocolError, "unknown opcode \(frame.opcode)")
+            // The number, not NIO's type name: the reason goes on the wire.
+            fail(.protocolError, "unknown opcode \(Self.opcodeNumber(frame.opcode))")
         }
     }
 
@@ -163,6 +201,12 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echo)))
             .whenComplete { _ in channel.close(promise: nil) }
+        scheduleCloseTimeout()
+    }
+
+    /// `opcode`'s number as RFC 6455 5.2 writes it (NIO's description names its own type).
+    static func opcodeNumber(_ opcode: WebSocketOpcode) -> Int {
+        Int(UInt8(webSocketOpcode: opcode))
     }
 
     /// Codes a peer may send (RFC 6455 7.4.1, and the IANA registry's 1012 to 1014): 1005, 1006 and 1015
@@ -189,18 +233,29 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         runDue()
     }
 
-    /// Does every action whose time has come, then sets the timer for the next one.
+    /// Does the actions whose time has come, a batch per event loop turn and only while the channel is
+    /// writable (`channelWritabilityChanged` resumes), then sets the timer for the next one.
     private func runDue() {
         guard let context, !failed else { return }
         let now = NIODeadline.now()
         var wrote = false
+        var frames = 0
+        var bytes = 0
+        var more = false
         while let head = pending.first, head.deadline <= now, !closeSent {
+            guard context.channel.isWritable else { break }
+            guard frames < Self.batchFrames, bytes < Self.batchBytes else {
+                more = true
+                break
+            }
             pending.removeFirst()
             wrote = true
+            frames += 1
             switch head.action {
             case .send(let payload, _):
                 let opcode: WebSocketOpcode = payload.isText ? .text : .binary
                 let data = context.channel.allocator.buffer(bytes: payload.bytes)
+                bytes += data.readableBytes
                 send(WebSocketFrame(fin: true, opcode: opcode, data: data), flush: false)
             case .close(let code, let reason, _):
                 sendClose(code: code, reason: reason)
@@ -210,7 +265,10 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         }
         if closeSent { pending.removeAll() }
         if wrote { context.flush() }
-        guard let next = pending.first?.deadline else { return }
+        // Queued after the flush: the pause counts from the batch's end, not its middle.
+        if more { return queueBatch(context) }
+        // Due actions left behind wait for the next batch or for writability, not for a timer.
+        guard let next = pending.first?.deadline, next > now else { return }
         guard timerDeadline != next else { return }
         timer?.cancel()
         timerDeadline = next
@@ -219,6 +277,20 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
             let player = bound.value
             player.timer = nil
             player.timerDeadline = nil
+            player.runDue()
+        }
+    }
+
+    /// Runs the next batch on a later turn of the event loop, so other connections' work goes between. A
+    /// task queued with `execute` would not do: NIO runs tasks queued by tasks before it looks at I/O again,
+    /// so the next batch is a timer `batchPause` ahead, which sends the loop back to its selector first.
+    private func queueBatch(_ context: ChannelHandlerContext) {
+        guard !batchQueued else { return }
+        batchQueued = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: Self.batchPause) {
+            let player = bound.value
+            player.batchQueued = false
             player.runDue()
         }
     }
@@ -246,8 +318,19 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
             context.flush()
             return drop()
         }
+        scheduleCloseTimeout()
+    }
+
+    /// Drops the connection after `closeTimeout` whatever became of the close frame: a client that stops
+    /// reading never lets its write complete, and would hold the connection forever.
+    private func scheduleCloseTimeout() {
+        guard let context, closeTimer == nil else { return }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        closeTimer = context.eventLoop.scheduleTask(in: limits.closeTimeout) { bound.value.drop() }
+        closeTimer = context.eventLoop.scheduleTask(in: limits.closeTimeout) {
+            let player = bound.value
+            player.closeTimer = nil
+            player.drop()
+        }
     }
 
     /// A close frame's body: the code (none when nil or one that may not be sent) and the reason, cut to
@@ -274,6 +357,7 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         data.writeString(WebSocketReplay.closeReason(why))
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
             .whenComplete { _ in channel.close(promise: nil) }
+        scheduleCloseTimeout()
     }
 
     private func drop() {
@@ -310,12 +394,16 @@ final class WebSocketPlayer: ChannelInboundHandler, RemovableChannelHandler {
         fail(.goingAway, "idle for \(idleTimeout.nanoseconds / 1_000_000_000) s")
     }
 
-    /// `duration` as a NIO time amount: at least zero, at most a day (a hostile or broken schedule cannot
-    /// overflow the deadline arithmetic).
+    /// The longest wait played, in seconds: the cassette's bound on an offset (a week), as
+    /// `WebSocketConversationSide` caps it.
+    static let longestWaitSeconds: Int64 = 7 * 86_400
+
+    /// `duration` as a NIO time amount: at least zero, at most `longestWaitSeconds` (a hostile or broken
+    /// schedule cannot overflow the deadline arithmetic).
     static func timeAmount(_ duration: Duration) -> TimeAmount {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0 else { return .zero }
-        guard seconds < 86_400 else { return .hours(24) }
+        guard seconds < longestWaitSeconds else { return .seconds(longestWaitSeconds) }
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
