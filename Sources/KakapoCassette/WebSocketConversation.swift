@@ -6,11 +6,13 @@ import KakapoHTTP
 public struct WebSocketConversation: Hashable, Sendable {
     /// The subprotocol the upstream chose (`Sec-WebSocket-Protocol` of its `101`); nil for none.
     public var subprotocol: String?
+    /// Every message both ways, in the order they were sent.
     public var messages: [WebSocketMessage]
     /// The close that ended it; nil when the recording ended without one (the connection dropped, or
     /// Kakapo stopped): its replay then stays open, silent, after the last message.
     public var close: WebSocketClose?
 
+    /// A conversation with these parts; empty by default, for a reader or a recorder to fill.
     public init(subprotocol: String? = nil, messages: [WebSocketMessage] = [], close: WebSocketClose? = nil) {
         self.subprotocol = subprotocol
         self.messages = messages

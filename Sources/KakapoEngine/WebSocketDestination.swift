@@ -1,6 +1,8 @@
 /// Where a WebSocket upgrade request is tunnelled: the upstream's host and port, TLS or not, the target and `Host`.
 public struct WebSocketDestination: Sendable, Equatable {
+    /// The upstream's host name or address, as the connection dials it.
     package let host: String
+    /// The upstream's TCP port.
     package let port: Int
     /// The upstream is `https://` (`wss://`).
     package let secure: Bool

@@ -10,6 +10,8 @@ public struct WebSocketPlay: Sendable {
     /// The server side of one connection; called once per upgrade.
     public let makeSide: @Sendable () -> any WebSocketServerSide
 
+    /// A play whose `101` names `subprotocol`, described as `description`, with `makeSide` making each
+    /// connection's side.
     public init(
         subprotocol: String?, description: String, makeSide: @escaping @Sendable () -> any WebSocketServerSide
     ) {

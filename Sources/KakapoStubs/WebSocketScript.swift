@@ -26,10 +26,13 @@ package struct WebSocketScript: Sendable {
     let subprotocols: [String]
     /// What happens once the `101` is out.
     let opening: WebSocketScriptReply
+    /// What answers each client message: the first rule that takes it.
     let rules: [WebSocketScriptRule]
 
+    /// The members a `websocket:` may have.
     static let keys = ["subprotocol", "send", "close", "on"]
 
+    /// Reads a route's `websocket:`; its templates may name what `scope` allows.
     init(_ node: DefinitionNode, scope: TemplateScope) throws(RoutesError) {
         let object = try node.object(allowed: WebSocketScript.keys)
         var subprotocols: [String] = []

@@ -9,10 +9,14 @@ package struct WebSocketScriptAnswer: Sendable {
     package let route: String
     /// The subprotocol of the `101`, one the client offered; nil for none.
     package let subprotocol: String?
+    /// The route's script.
     let script: WebSocketScript
+    /// The upgrade request, which templates read.
     let request: HTTP.Request
+    /// The route's path parameters for it.
     let parameters: RouteParameters
 
+    /// The script's answer to `request`, naming the route's first subprotocol the client offers.
     init(route: String, script: WebSocketScript, request: HTTP.Request, parameters: RouteParameters) {
         self.route = route
         self.script = script

@@ -13,18 +13,22 @@ import KakapoJSON
 ///   - {base64: AAEC}
 /// ```
 struct WebSocketScriptMessage: Sendable {
+    /// What the message holds, as written: templates are rendered for each event.
     enum Content: Sendable {
         case text(Template)
         case json(JSONTemplate)
         case bytes([UInt8])
     }
 
+    /// What the message holds.
     let content: Content
     /// How long to wait after the message before it; nil for no wait. Bounded like a route's latency.
     let delay: Latency?
 
+    /// The members a message to send may have.
     static let keys = ["text", "json", "base64", "delay"]
 
+    /// Reads one message of a `send:` list; its templates may name what `scope` allows.
     init(_ node: DefinitionNode, scope: TemplateScope) throws(RoutesError) {
         let object = try node.object(allowed: WebSocketScriptMessage.keys)
         let (key, value) = try object.exactlyOne(of: ["text", "json", "base64"], what: "a message to send")

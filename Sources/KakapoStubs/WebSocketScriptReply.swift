@@ -11,12 +11,17 @@ struct WebSocketScriptReply: Sendable {
     /// The close that ends the conversation: a code a close frame may carry, a reason of at most 123 bytes
     /// (what fits in a control frame beside the code), and a delay counted from the last message.
     struct Close: Sendable {
+        /// The close code: 1000 unless the script says.
         let code: Int
+        /// The close reason, at most `WebSocketClose.largestReasonBytes`; empty for none.
         let reason: String
+        /// How long after the last message the close goes.
         let delay: Latency?
 
+        /// The members a `close:` may have.
         static let keys = ["code", "reason", "delay"]
 
+        /// Reads a `close:`, refusing codes no close frame may carry and reasons too long for one.
         init(_ node: DefinitionNode) throws(RoutesError) {
             let object = try node.object(allowed: Close.keys)
             if let node = object["code"] {
@@ -40,7 +45,9 @@ struct WebSocketScriptReply: Sendable {
         }
     }
 
+    /// The messages sent, in order.
     let messages: [WebSocketScriptMessage]
+    /// The close that follows them; nil to stay open.
     let close: Close?
 
     /// Reads `send` (a list of messages, or one) and `close` of a script or a rule.

@@ -31,11 +31,15 @@ struct WebSocketScriptRule: Sendable {
         case bytes([UInt8])
     }
 
+    /// What the client's message must be for the rule to answer; nil for any message.
     let condition: Condition?
+    /// What the rule answers with.
     let reply: WebSocketScriptReply
 
+    /// The members a rule may have.
     static let keys = ["when", "send", "close"]
 
+    /// Reads one rule of `on:`; its messages' templates may also read the client's message.
     init(_ node: DefinitionNode, scope: TemplateScope) throws(RoutesError) {
         let object = try node.object(allowed: WebSocketScriptRule.keys)
         condition = try object["when"].map { (node) throws(RoutesError) in try WebSocketScriptRule.condition(node) }
