@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOWebSocket
 
 /// A real WebSocket server (SwiftNIO's) on 127.0.0.1 and a free port that talks first and in several
@@ -10,64 +9,38 @@ import NIOWebSocket
 /// as is, answers pings, answers `bye` by closing first (1000, `done`), and answers a client's close
 /// with the same code; fragmented client messages are joined first. Plain HTTP requests get 404.
 public final class WebSocketChatServer: Sendable {
-    private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
-    public let port: Int
+    private let server: WebSocketTestServer
+    /// The port it listens on.
+    public var port: Int { server.port }
 
+    /// Starts a server on its own event loop.
     public static func start() async throws -> WebSocketChatServer {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let upgrader = NIOWebSocketServerUpgrader(
-            shouldUpgrade: { channel, head in
+        let server = try await WebSocketTestServer.start(
+            accept: { head in
                 var headers = HTTPHeaders()
                 let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }
                 if offered.contains(where: { $0.trimmingCharacters(in: .whitespaces) == "chat.v1" }) {
                     headers.add(name: "Sec-WebSocket-Protocol", value: "chat.v1")
                 }
-                return channel.eventLoop.makeSucceededFuture(headers)
+                return headers
             },
-            upgradePipelineHandler: { channel, _ in
-                channel.eventLoop.makeCompletedFuture {
-                    // Fragments joined, so a fragmented client message is answered whole.
-                    try channel.pipeline.syncOperations.addHandlers(
-                        NIOWebSocketFrameAggregator(
-                            minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
-                            maxAccumulatedFrameSize: 1 << 20),
-                        ChatHandler())
-                }
+            upgraded: { channel in
+                // Fragments joined, so a fragmented client message is answered whole.
+                try channel.pipeline.syncOperations.addHandlers(
+                    NIOWebSocketFrameAggregator(
+                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 20),
+                    ChatHandler())
             })
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withServerUpgrade: (
-                            upgraders: [upgrader],
-                            completionHandler: { context in
-                                let operations = context.pipeline.syncOperations
-                                if let handler = try? operations.context(handlerType: ChatNotFoundHandler.self) {
-                                    operations.removeHandler(context: handler, promise: nil)
-                                }
-                            }
-                        ))
-                    try channel.pipeline.syncOperations.addHandler(ChatNotFoundHandler())
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return WebSocketChatServer(group: group, channel: channel)
+        return WebSocketChatServer(server: server)
     }
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel) {
-        self.group = group
-        self.channel = channel
-        self.port = channel.localAddress?.port ?? 0
-    }
+    private init(server: WebSocketTestServer) { self.server = server }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT`, for `--upstream`.
+    public var baseURL: String { server.baseURL }
 
-    public func stop() async {
-        try? await channel.close()
-        try? await group.shutdownGracefully()
-    }
+    /// Stops listening.
+    public func stop() async { await server.stop() }
 }
 
 private final class ChatHandler: ChannelInboundHandler {
@@ -132,17 +105,5 @@ private final class ChatHandler: ChannelInboundHandler {
     private func send(_ opcode: WebSocketOpcode, _ text: String, context: ChannelHandlerContext) {
         let buffer = context.channel.allocator.buffer(string: text)
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: buffer)), promise: nil)
-    }
-}
-
-private final class ChatNotFoundHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = unwrapInboundIn(data) else { return }
-        let head = HTTPResponseHead(version: .http1_1, status: .notFound, headers: ["Content-Length": "0"])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }

@@ -1,67 +1,40 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOWebSocket
 
 /// A real WebSocket server (SwiftNIO's) on 127.0.0.1 and a free port that sends every text message back
 /// prefixed with `echo: `; plain HTTP requests get 404. With `namingSubprotocol`, its `101` names the first
 /// subprotocol the client offers, and it answers a client's close with the same code and reason.
 public final class WebSocketEchoServer: Sendable {
-    private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
-    public let port: Int
+    private let server: WebSocketTestServer
+    /// The port it listens on.
+    public var port: Int { server.port }
 
+    /// Starts a server on its own event loop.
     public static func start(namingSubprotocol: Bool = false) async throws -> WebSocketEchoServer {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let upgrader = NIOWebSocketServerUpgrader(
-            shouldUpgrade: { channel, head in
+        let server = try await WebSocketTestServer.start(
+            accept: { head in
                 var headers = HTTPHeaders()
                 let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }
                 if namingSubprotocol, let first = offered.first {
                     headers.add(name: "Sec-WebSocket-Protocol", value: first.trimmingCharacters(in: .whitespaces))
                 }
-                return channel.eventLoop.makeSucceededFuture(headers)
+                return headers
             },
-            upgradePipelineHandler: { channel, _ in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(EchoHandler(answersClose: namingSubprotocol))
-                }
+            upgraded: { channel in
+                try channel.pipeline.syncOperations.addHandler(EchoHandler(answersClose: namingSubprotocol))
             })
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withServerUpgrade: (
-                            upgraders: [upgrader],
-                            completionHandler: { context in
-                                // The HTTP handler of our own goes too once the connection speaks WebSocket.
-                                let operations = context.pipeline.syncOperations
-                                if let handler = try? operations.context(handlerType: NotFoundHandler.self) {
-                                    operations.removeHandler(context: handler, promise: nil)
-                                }
-                            }
-                        ))
-                    try channel.pipeline.syncOperations.addHandler(NotFoundHandler())
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return WebSocketEchoServer(group: group, channel: channel)
+        return WebSocketEchoServer(server: server)
     }
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel) {
-        self.group = group
-        self.channel = channel
-        self.port = channel.localAddress?.port ?? 0
-    }
+    private init(server: WebSocketTestServer) { self.server = server }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT`, for `--upstream`.
+    public var baseURL: String { server.baseURL }
 
-    public func stop() async {
-        try? await channel.close()
-        try? await group.shutdownGracefully()
-    }
+    /// Stops listening.
+    public func stop() async { await server.stop() }
 }
 
 private final class EchoHandler: ChannelInboundHandler {
@@ -92,17 +65,5 @@ private final class EchoHandler: ChannelInboundHandler {
         default:
             break
         }
-    }
-}
-
-private final class NotFoundHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = unwrapInboundIn(data) else { return }
-        let head = HTTPResponseHead(version: .http1_1, status: .notFound, headers: ["Content-Length": "0"])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }
