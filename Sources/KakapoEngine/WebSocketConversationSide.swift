@@ -65,7 +65,7 @@ final class WebSocketConversationSide: WebSocketServerSide {
     /// A miss: said, then the connection closed with 1008 (policy violation) and the same words as reason.
     private func miss(_ description: String) -> [WebSocketAction] {
         ended = true
-        return [.miss(description), .close(code: 1008, reason: WebSocketReplay.closeReason(description), after: .zero)]
+        return [.miss(description), .close(code: 1008, reason: WebSocketClose.cut(description), after: .zero)]
     }
 
     /// The server messages from `next` up to the next client message, at their offsets from `base`; then,

@@ -59,10 +59,4 @@ package enum WebSocketReplay {
         }
         return rest.count > last.count && rest.hasSuffix(last)
     }
-
-    /// `WebSocketClose.cut(_:)`, under the name WebSocketPlayer and WebSocketConversationSide still call (being
-    /// changed by others as this is written): remove once they call `WebSocketClose.cut`.
-    package static func closeReason(_ reason: String) -> String {
-        WebSocketClose.cut(reason)
-    }
 }

@@ -339,7 +339,7 @@ final class WebSocketPlayer: ChannelDuplexHandler, RemovableChannelHandler {
         var data = channel.allocator.buffer(capacity: 2)
         guard let code, WebSocketClose.isSendable(code) else { return data }
         data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: code))
-        data.writeString(WebSocketReplay.closeReason(reason))
+        data.writeString(WebSocketClose.cut(reason))
         return data
     }
 
@@ -354,7 +354,7 @@ final class WebSocketPlayer: ChannelDuplexHandler, RemovableChannelHandler {
         closeSent = true
         var data = channel.allocator.buffer(capacity: 2 + why.utf8.count)
         data.write(webSocketErrorCode: code)
-        data.writeString(WebSocketReplay.closeReason(why))
+        data.writeString(WebSocketClose.cut(why))
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
             .whenComplete { _ in channel.close(promise: nil) }
         scheduleCloseTimeout()

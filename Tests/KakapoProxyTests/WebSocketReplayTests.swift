@@ -312,7 +312,7 @@ struct WebSocketReplayTests {
     @Test("a conversation that ends without a close stays open, silent, until the idle timeout closes it with 1001")
     func idleTimeout() async throws {
         let harness = try await Self.replaying(
-            [#"{"messages": [{"from": "server", "offsetMs": 0, "text": "only"}]}"#], idleTimeout: 1)
+            [#"{"messages": [{"from": "server", "offsetMs": 0, "text": "only"}]}"#], idleTimeout: 2)
         let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
         let opened = ContinuousClock.now
         #expect(await client.nextMessage()?.text == "only")
@@ -326,7 +326,7 @@ struct WebSocketReplayTests {
                 if case .close(_, _, let arrived) = event { return arrived }
                 return nil
             })
-        #expect(closed - opened >= .milliseconds(1600))
+        #expect(closed - opened >= .milliseconds(2600))
         #expect(await client.waitForDisconnect())
         await harness.stop()
     }
