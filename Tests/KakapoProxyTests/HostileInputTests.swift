@@ -131,7 +131,7 @@ struct HostileInputTests {
         // time bound is loose because the test's own sleeps stretch on a loaded 2-core machine.
         #expect(answer.closed)
         #expect(answer.text.isEmpty, "no answer to a request that never finished")
-        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(ContinuousClock.now - started < .seconds(9.5))
         try await Self.stillServing(proxy)
         await proxy.stop()
     }

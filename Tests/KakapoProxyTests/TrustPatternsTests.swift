@@ -43,7 +43,8 @@ struct TrustPatternsTests {
         let answer = try await harness.client.send(.get, "/todos?title_like=(.*a)%7B300%7Db")
         #expect(answer.status == 400, "\(answer.text.prefix(100))")
         #expect(answer.text.contains("steps over this collection"), "\(answer.text)")
-        #expect(ContinuousClock.now - started < .seconds(10), "took \(ContinuousClock.now - started)")
+        // Unbounded, this pattern runs for hours; the bound leaves room for a loaded 2-core CI machine.
+        #expect(ContinuousClock.now - started < .seconds(25), "took \(ContinuousClock.now - started)")
         #expect(try await harness.client.send(.get, "/__kakapo/health").status == 200)
         await harness.stop()
     }

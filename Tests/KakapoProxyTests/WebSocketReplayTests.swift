@@ -56,7 +56,8 @@ struct WebSocketReplayTests {
         #expect(client.handshake.values("Sec-WebSocket-Extensions").isEmpty)
         let hi = try #require(await client.nextMessage())
         #expect(hi.text == "hi")
-        #expect(Self.milliseconds(client.opened, hi.arrived) < 1000)
+        // Loose: a loaded 2-core CI machine running the whole suite stretches the first message by seconds.
+        #expect(Self.milliseconds(client.opened, hi.arrived) < 8000)
         // Nothing more until the client speaks.
         #expect(await client.nextMessage(timeout: .milliseconds(300)) == nil)
         let sent = ContinuousClock.now
@@ -316,9 +317,13 @@ struct WebSocketReplayTests {
         let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
         let opened = ContinuousClock.now
         #expect(await client.nextMessage()?.text == "only")
-        // A ping is activity: the idle time counts from it.
+        // A ping is activity: the idle time counts from it. On a machine so loaded that the sleep ran past
+        // most of the idle timeout, the ping may find the connection closed: then only the close is judged.
         try await Task.sleep(for: .milliseconds(600))
-        try client.ping()
+        var pinged: ContinuousClock.Instant?
+        if ContinuousClock.now - opened < .milliseconds(1500), (try? client.ping()) != nil {
+            pinged = ContinuousClock.now
+        }
         let close = try #require(await client.closeFrame(timeout: .seconds(10)))
         #expect(close.code == 1001)
         let closed = try #require(
@@ -326,7 +331,8 @@ struct WebSocketReplayTests {
                 if case .close(_, _, let arrived) = event { return arrived }
                 return nil
             })
-        #expect(closed - opened >= .milliseconds(2600))
+        #expect(closed - opened >= .seconds(2))
+        if let pinged { #expect(closed - pinged >= .seconds(2), "the ping did not count as activity") }
         #expect(await client.waitForDisconnect())
         await harness.stop()
     }

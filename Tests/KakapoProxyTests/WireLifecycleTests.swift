@@ -36,7 +36,8 @@ struct WireLifecycleTests {
         try await Task.sleep(for: .milliseconds(1200))
         let started = ContinuousClock.now
         await server.shutdown()
-        #expect(ContinuousClock.now - started < .seconds(4), "shutdown waited for a stream nobody reads")
+        // The grace period is 8 s: well under it means shutdown did not wait it out.
+        #expect(ContinuousClock.now - started < .seconds(6), "shutdown waited for a stream nobody reads")
     }
 
     @Test("shutting an engine with an upstream down twice returns both times")
