@@ -9,6 +9,8 @@ public struct WebSocketPlay: Sendable {
     public var description: String
     /// The server side of one connection; called once per upgrade.
     public let makeSide: @Sendable () -> any WebSocketServerSide
+    /// Told of each miss besides the journal (a cassette session's summary keeps its own); nil for none.
+    public var onMiss: (@Sendable (_ description: String) -> Void)?
 
     /// A play whose `101` names `subprotocol`, described as `description`, with `makeSide` making each
     /// connection's side.

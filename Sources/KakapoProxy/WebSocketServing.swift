@@ -96,6 +96,7 @@ enum WebSocketServing {
         let limits = WebSocketPlayer.Limits(messageBytes: settings.maximumBodyBytes, idleTimeout: timeouts?.idleTimeout)
         let player = WebSocketPlayer(side: play.makeSide(), limits: limits) { description in
             pipeline.webSocketMiss(request, description)
+            play.onMiss?(description)
         }
         do {
             try operations.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maximumFrame)))

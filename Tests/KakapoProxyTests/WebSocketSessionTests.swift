@@ -131,14 +131,10 @@ struct WebSocketSessionTests {
         let summary = try await SessionTests.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(player)")
         // Kakapo's own summary counts the miss (the journal is shared by every session)...
         #expect(proxy.server.engine.summary().misses.contains { $0.contains("/chat") })
-        // ...but the session's does not yet: WebSocketServing reports a message miss to the pipeline with the
-        // request alone, whose session header SessionLayer has taken out, so TestSession.noteMiss never hears
-        // of it. When that is fixed, this known issue stops occurring and Swift Testing says so.
-        withKnownIssue("a WebSocket message miss is not in its session's summary") {
-            let misses = summary.json["misses"] as? [[String: Any]] ?? []
-            #expect(misses.count == 1, "\(summary.json)")
-            #expect(misses.first?["url"] as? String == "/chat", "\(summary.json)")
-        }
+        // ...and so does the session's.
+        let misses = summary.json["misses"] as? [[String: Any]] ?? []
+        #expect(misses.count == 1, "\(summary.json)")
+        #expect(misses.first?["url"] as? String == "/chat", "\(summary.json)")
         #expect(summary.json["strict"] as? Bool == true)
         await proxy.stop()
     }

@@ -29,13 +29,17 @@ enum CassetteLayer: PipelineLayer {
                         "the recording of \(exchange.request.method) \(exchange.request.path) is a WebSocket conversation: connect with a WebSocket client",
                         status: 426))
             }
-            return .now(
-                Answer(
-                    .webSocket(
-                        .play(
-                            WebSocketReplay.play(
-                                conversation, recorded: hit.interaction.request, for: exchange.request, in: pipeline))),
-                    source: .cassette))
+            var play = WebSocketReplay.play(
+                conversation, recorded: hit.interaction.request, for: exchange.request, in: pipeline)
+            if let testSession = exchange.testSession {
+                // The session's summary lists a message miss as it lists a request that missed.
+                let method = exchange.request.method.rawValue
+                let url = pipeline.configuration.redactor.redactedURL(of: exchange.request)
+                play.onMiss = { _ in
+                    testSession.noteMiss(["request": ["method": .string(method), "url": .string(url)], "nearest": []])
+                }
+            }
+            return .now(Answer(.webSocket(.play(play)), source: .cassette))
         }
         let response = hit.interaction.response
         var answer = Answer(
