@@ -102,11 +102,14 @@ let package = Package(
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         // The engine: configuration and modes, the pipeline's layers, journal, admin API, Store resources,
         // sessions. No NIO: Kakapo in process runs it with no event loop.
+        // The browser inspector's page (`/__kakapo/ui`): plain HTML, CSS and JavaScript modules in Web/, built
+        // into the binary as byte arrays (no bundle to install beside it, no build step with npm).
+        .target(name: "KakapoInspector", resources: [.embedInCode("Web")]),
         .target(
             name: "KakapoEngine",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "CZlib",
+                "KakapoStubs", "CZlib", "KakapoInspector",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

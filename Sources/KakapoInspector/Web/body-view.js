@@ -1,0 +1,1 @@
+// body-view.js: placeholder, written by the front-end work of issue 32.

@@ -1,0 +1,1 @@
+// format.js: placeholder, written by the front-end work of issue 32.
