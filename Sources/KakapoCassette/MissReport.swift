@@ -11,6 +11,9 @@ public struct MissReport: Sendable {
         public let method: String
         public let url: String
         public let differences: [String]
+        /// The same differences structured, for the inspector (one per line of `differences`, except that
+        /// a recording already played has no field).
+        public let fields: [Field]
     }
 
     public let method: String
@@ -53,12 +56,12 @@ public struct MissReport: Sendable {
             shortlist.insert((score, position), at: index)
             if shortlist.count > Self.comparedLimit { shortlist.removeLast() }
         }
-        var scored: [(score: Int, position: Int, differences: [String])] = []
+        var scored: [(score: Int, position: Int, differences: [String], fields: [Field])] = []
         for (_, position) in shortlist {
-            let (score, differences) = Self.compare(
+            let (score, differences, fields) = Self.compare(
                 cassette.interactions[position].request, with: request, key: key, body: body, redactor: redactor,
                 matching: matching)
-            scored.append((score, position, differences))
+            scored.append((score, position, differences, fields))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.position < $1.position }
         self.compared = scored.count
@@ -66,7 +69,7 @@ public struct MissReport: Sendable {
             let recorded = cassette.interactions[entry.position].request
             return Candidate(
                 position: entry.position, method: recorded.method.rawValue, url: redactor.redactedURL(of: recorded),
-                differences: entry.differences)
+                differences: entry.differences, fields: entry.fields)
         }
     }
 
@@ -148,33 +151,46 @@ public struct MissReport: Sendable {
     static func compare(
         _ recorded: HTTP.Request, with request: HTTP.Request, key: RequestKey, body: ComparableBody, redactor: Redactor,
         matching: MatchOptions
-    ) -> (score: Int, differences: [String]) {
+    ) -> (score: Int, differences: [String], fields: [Field]) {
         let recordedOutside = GraphQLRequest(outsideJSONBody: recorded)
         let recordedKey = RequestKey(
             recorded, redactor: redactor, matching: matching, alsoSecret: [],
             graphQLInParameters: recordedOutside != nil)
         var differences: [String] = []
+        var fields: [Field] = []
         var score = 0
         if let origin = request.origin, let recordedOrigin = recorded.origin, origin != recordedOrigin {
             differences.append("host: \(origin) here, \(recordedOrigin) recorded")
+            fields.append(Field(.host, here: origin, recorded: recordedOrigin))
             score += 16
         }
         if recordedKey.method != key.method {
             differences.append("method: \(key.method) here, \(recordedKey.method) recorded")
+            fields.append(Field(.method, here: key.method, recorded: recordedKey.method))
             score += 4
         }
         if recordedKey.path != key.path {
             differences.append("path: \(key.path) here, \(recordedKey.path) recorded")
+            fields.append(Field(.path, here: key.path, recorded: recordedKey.path))
             score += 8 + MissReport.distance(recordedKey.path, key.path)
         }
         let here = Set(key.query.map(\.name))
         let there = Set(recordedKey.query.map(\.name))
         for name in here.subtracting(there).sorted() {
             differences.append("query parameter \(name): present here, absent in the recording")
+            fields.append(
+                Field(
+                    .query, name: name,
+                    here: key.query.filter { $0.name == name }.map { $0.value ?? "" }.joined(separator: ",")))
             score += 2
         }
         for name in there.subtracting(here).sorted() {
             differences.append("query parameter \(name): absent here, present in the recording")
+            fields.append(
+                Field(
+                    .query, name: name,
+                    recorded: recordedKey.query.filter { $0.name == name }.map { $0.value ?? "" }.joined(
+                        separator: ",")))
             score += 2
         }
         for name in here.intersection(there).sorted() {
@@ -183,11 +199,14 @@ public struct MissReport: Sendable {
             if a != b {
                 differences.append(
                     "query parameter \(name): \(a.joined(separator: ",")) here, \(b.joined(separator: ",")) recorded")
+                fields.append(
+                    Field(.query, name: name, here: a.joined(separator: ","), recorded: b.joined(separator: ",")))
                 score += 1
             }
         }
         for (name, pair) in zip(matching.matchedHeaders, zip(key.headers, recordedKey.headers)) where pair.0 != pair.1 {
             differences.append("header \(name): \"\(pair.0)\" here, \"\(pair.1)\" recorded")
+            fields.append(Field(.header, name: name, here: pair.0, recorded: pair.1))
             score += 1
         }
         if matching.matchBody {
@@ -198,12 +217,13 @@ public struct MissReport: Sendable {
             let liveSide = body.removing(redacted)
             let bodyDifferences = recordedSide.differences(from: liveSide, redactor: redactor)
             differences += bodyDifferences
+            fields += bodyFields(recorded: recordedSide, live: liveSide, lines: bodyDifferences)
             score += recordedSide.isOtherOperation(than: liveSide) ? otherOperationScore : min(bodyDifferences.count, 1)
         }
         if differences.isEmpty {
             differences.append("matched, but every recording of this request was already played")
         }
-        return (score, differences)
+        return (score, differences, fields)
     }
 
     /// The report as the JSON body of a miss response.
@@ -218,6 +238,7 @@ public struct MissReport: Sendable {
                         "method": .string(candidate.method),
                         "url": .string(candidate.url),
                         "differences": .array(candidate.differences.map { .string($0) }),
+                        "fields": .array(candidate.fields.map(\.json)),
                     ])
                 }),
         ])
