@@ -41,6 +41,13 @@ public struct Answer: Sendable {
     /// The position in the server's cassette of the recording this answer replays as it is (the same
     /// bytes every time), so a transport may keep its wire form; nil for every other answer.
     package var replay: Int?
+    /// The position of the recording this answer replays in its cassette (the server's or a session's),
+    /// for the inspector; nil for every other answer.
+    package var interaction: Int?
+    /// The id of the cassette session that answered, for the inspector; nil outside sessions.
+    package var session: String?
+    /// An upstream answer that is written into a cassette (the inspector's source `recorded`).
+    package var recorded = false
     /// A recorded stream that the upstream broke off when recorded: its transport breaks it off the same way
     /// after the last chunk, instead of ending it.
     public var breaksOff = false

@@ -20,13 +20,20 @@ public final class RequestJournal: Sendable {
         public let status: Int
         public let source: ResponseSource
         public let milliseconds: Double
+        /// The entry as the inspector's event stream sends it (id, time, host, sizes, session...); nil for a
+        /// WebSocket message miss, journaled after its upgrade.
+        package let event: InspectorEvent?
 
-        init(method: String, url: String, status: Int, source: ResponseSource, milliseconds: Double) {
+        init(
+            method: String, url: String, status: Int, source: ResponseSource, milliseconds: Double,
+            event: InspectorEvent? = nil
+        ) {
             self.method = method
             self.url = RequestJournal.bounded(url)
             self.status = status
             self.source = source
             self.milliseconds = milliseconds
+            self.event = event
         }
     }
 
@@ -171,19 +178,37 @@ public final class RequestJournal: Sendable {
         return .object([
             "counts": .object(
                 JSONObject(ResponseSource.allCases.map { ($0.rawValue, .number(JSONNumber(counts[$0, default: 0]))) })),
-            "requests": .array(
-                recent.map { entry in
-                    .object([
-                        "method": .string(entry.method), "url": .string(entry.url),
-                        "status": .number(JSONNumber(entry.status)), "source": .string(entry.source.rawValue),
-                        "ms": .number(JSONNumber(literal: String(format3(entry.milliseconds)))),
-                    ])
-                }),
+            "requests": .array(recent.map { entry in entry.json(format3(entry.milliseconds)) }),
         ])
     }
 
     private func format3(_ value: Double) -> String {
         let rounded = (value * 1000).rounded() / 1000
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+}
+
+extension RequestJournal.Entry {
+    /// The entry as `/__kakapo/requests` lists it: its URL as journaled (the target alone for a request that
+    /// named no origin), status, source and time taken, and the inspector event's other fields (the source
+    /// there says `recorded` for an upstream answer written into a cassette).
+    func json(_ milliseconds: String) -> JSONValue {
+        var object: JSONObject = [
+            "method": .string(method), "url": .string(url), "status": .number(JSONNumber(status)),
+            "source": .string(event?.source ?? source.rawValue), "ms": .number(JSONNumber(literal: milliseconds)),
+        ]
+        guard let event else { return .object(object) }
+        object["id"] = .number(JSONNumber(event.id))
+        object["time"] = .string(InspectorEvent.timestamp(event.milliseconds1970))
+        object["host"] = .string(event.host)
+        object["target"] = .string(event.target)
+        object["requestBytes"] = .number(JSONNumber(event.requestBytes))
+        object["responseBytes"] = event.responseBytes.map { .number(JSONNumber($0)) } ?? .null
+        if let contentType = event.contentType { object["contentType"] = .string(contentType) }
+        if let session = event.session { object["session"] = .string(session) }
+        if let interaction = event.interaction { object["interaction"] = .number(JSONNumber(interaction)) }
+        object["stream"] = .bool(event.stream)
+        object["webSocket"] = .bool(event.webSocket)
+        return .object(object)
     }
 }

@@ -36,6 +36,10 @@ public final class RequestPipeline: Sendable {
     let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
     /// The routes-file resources in force with their seeds, to make a session's own Store from.
     private let fileResources = Mutex<[(ResourceDefinition, seed: [JSONObject])]>([])
+    /// The inspector's records of recent requests (`/__kakapo/requests/{id}`, the event stream's source).
+    package let inspector = InspectorLog()
+    /// `GET /__kakapo/events`.
+    package let inspectorEvents: InspectorEvents
     /// Where miss reports are made, one at a time, away from the event loops.
     let missQueue = DispatchQueue(label: "kakapo.miss-report")
 
@@ -60,6 +64,7 @@ public final class RequestPipeline: Sendable {
         self.stalePositions = stale
         self.upstream = upstream
         self.journal = journal
+        self.inspectorEvents = InspectorEvents(log: inspector)
     }
 
     /// The layers every request walks, in order; it stops at the first that answers (design section 2).
@@ -81,8 +86,10 @@ public final class RequestPipeline: Sendable {
             var reply = completion
             if let testSession = exchange.testSession {
                 // Begun by the session layer: in flight until answered.
-                reply = { answer in
+                reply = { given in
                     testSession.end()
+                    var answer = given
+                    answer.session = testSession.id
                     completion(answer)
                 }
             }
@@ -151,17 +158,6 @@ public final class RequestPipeline: Sendable {
                 finish()
             }
         }
-    }
-
-    /// Puts an answered request in the journal and returns its URL as journaled (credentials redacted).
-    @discardableResult
-    package func journal(_ request: HTTP.Request, _ answer: Answer, milliseconds: Double) -> String {
-        let url = configuration.redactor.redactedURL(of: request)
-        journal.append(
-            .init(
-                method: request.method.rawValue, url: url, status: answer.status, source: answer.source,
-                milliseconds: milliseconds), target: request.target)
-        return url
     }
 
     /// Whether `request` is for the admin API. The target starts with the path (or is absolute-form,

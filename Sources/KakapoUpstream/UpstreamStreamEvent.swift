@@ -28,7 +28,8 @@ public enum StreamDisposition: Sendable {
 public final class TransferResumer: Sendable {
     private let action: @Sendable () -> Void
 
-    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    /// A resumer that runs `action`; the engine makes its own for streams it feeds itself (the inspector's).
+    package init(_ action: @escaping @Sendable () -> Void) { self.action = action }
 
     public func resume() { action() }
 }

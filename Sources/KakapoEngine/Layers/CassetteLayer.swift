@@ -18,7 +18,9 @@ enum CassetteLayer: PipelineLayer {
         }
         if hit.interaction.request.method != exchange.request.method {
             // A HEAD answered from a GET recording (InteractionIndex.play).
-            return .now(headAnswer(from: hit.interaction))
+            var head = headAnswer(from: hit.interaction)
+            head.interaction = hit.position
+            return .now(head)
         }
         if let conversation = hit.interaction.webSocket {
             // A recorded WebSocket conversation, played by the transport (WebSocketReplay); a request that
@@ -48,6 +50,7 @@ enum CassetteLayer: PipelineLayer {
                 body: hit.interaction.chunks.map { .recorded($0) } ?? .bytes(response.body)),
             source: .cassette)
         answer.breaksOff = hit.interaction.brokenOff
+        answer.interaction = hit.position
         if let rewritten = JSONRPCReplay.answer(answer, to: exchange.request, recorded: hit.interaction.request) {
             // The recorded answer with the live request's JSON-RPC ids: its bytes are this request's alone, so
             // it has no replay position and the transport prepares it afresh.

@@ -55,10 +55,11 @@ enum UpstreamLayer: PipelineLayer {
                         recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer,
                         keepsPiecesForBreak: recordsBrokenStreams)
                     live.withLock { $0 = (stream, HTTP.Response(status: head.status, headers: head.headers)) }
-                    completion(
-                        Answer(
-                            .response(status: head.status, headers: head.headers, body: .live(stream)),
-                            source: .upstream))
+                    var answer = Answer(
+                        .response(status: head.status, headers: head.headers, body: .live(stream)), source: .upstream)
+                    // Recorded when it ends whole (the inspector shows it as such from its head on).
+                    answer.recorded = session != nil
+                    completion(answer)
                     return .proceed
                 case .data(let bytes):
                     // Pauses the transfer while the client is behind.
@@ -96,7 +97,7 @@ enum UpstreamLayer: PipelineLayer {
                 }
                 switch result {
                 case .success(let response):
-                    let answer = Answer(response: response, source: .upstream)
+                    var answer = Answer(response: response, source: .upstream)
                     guard let session else {
                         if stream == nil { completion(answer) }
                         return
@@ -120,11 +121,13 @@ enum UpstreamLayer: PipelineLayer {
                         request: prepared, response: response, recordedAt: UTCTimestamp.now(),
                         durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1),
                         chunks: stream?.chunks(of: response.body))
+                    answer.recorded = true
+                    let recordedAnswer = answer
                     // Handed to the cassette's recorder, off the transfer loop: the client gets its answer
                     // once the recording is in the journal, so nothing answered is lost to kill -9 and
                     // requests a client sends one after the other are recorded in that order.
                     session.record(interaction, replacing: replacing) {
-                        if let stream { stream.finish() } else { completion(answer) }
+                        if let stream { stream.finish() } else { completion(recordedAnswer) }
                     }
                 case .failure(let error) where cancelled:
                     logger.debug("the client left before the end of a streamed answer: \(error.message)")
