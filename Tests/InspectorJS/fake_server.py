@@ -5,7 +5,8 @@ canned /__kakapo/requests/{id}, /save, /cassette, /routes, /store, /health, /ses
 
     python3 Tests/InspectorJS/fake_server.py --port 8099 [--rate 50] [--token secret]
 
---rate N adds N generated requests a second to the feed (to look at a busy list); GET /__fake/emit adds one.
+--rate N adds N generated requests a second to the feed (to look at a busy list); GET /__fake/emit adds one,
+GET /__fake/flood?n=N adds N at once.
 Standard library only.
 """
 
@@ -154,6 +155,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, data, TYPES.get(os.path.splitext(name)[1], "application/octet-stream"), [
                 ("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
                 ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-cache")])
+        if path == "/__fake/flood":
+            # Many entries at once (no details): how the page copes with a burst, e.g. 10,000 req/s of replay.
+            count = min(int((query.get("n") or ["1000"])[0]), 200_000)
+            with self.state.lock:
+                for _ in range(count):
+                    entry_id = self.state.next_id
+                    self.state.next_id += 1
+                    self.state.entries.append({
+                        "id": entry_id, "time": now(), "method": "GET", "url": f"http://127.0.0.1:{self.state.port}/flood/{entry_id}",
+                        "host": f"127.0.0.1:{self.state.port}", "target": f"/flood/{entry_id}", "status": 200,
+                        "source": "cassette", "ms": 0.2, "requestBytes": 0, "responseBytes": 120,
+                        "contentType": "application/json", "interaction": 0, "stream": False, "webSocket": False})
+                self.state.lock.notify_all()
+            return self.send(200, {"added": count})
         if path == "/__fake/emit":
             entry = self.state.add("GET", f"/emitted/{self.state.next_id}", 200, "upstream")
             return self.send(200, entry)

@@ -8,6 +8,8 @@ let askToken = async () => null;
 let pendingAsk = null;
 // The token when sessionStorage refuses to keep it.
 let memoryToken = '';
+// Whether the person cancelled the token dialog.
+let declined = false;
 
 /** Sets how the page asks for a token after a 401: a function resolving to the token, or null if refused. */
 export function setTokenPrompt(ask) {
@@ -42,14 +44,19 @@ export function authHeaders(extra = {}) {
   return headers;
 }
 
-/** Asks for a token once, however many calls were refused at the same time. */
-export async function requestToken(reason) {
+/**
+ * Asks for a token once, however many calls were refused at the same time. After the person cancels, later
+ * refusals do not ask again (a page full of prompts is no help) until `force` says they asked to sign in.
+ */
+export async function requestToken(reason, { force = false } = {}) {
+  if (declined && !force) return null;
   if (!pendingAsk) {
     pendingAsk = Promise.resolve(askToken(reason)).finally(() => {
       pendingAsk = null;
     });
   }
   const value = await pendingAsk;
+  declined = !value;
   if (value) setToken(value);
   return value;
 }

@@ -19,7 +19,7 @@
 //   pane-interactions, pane-routes, pane-store   the cassette view
 //   token-dialog, token-input, token-save   the admin token prompt (--admin-token)
 
-import { call, getJSON, setToken, setTokenPrompt } from './api.js';
+import { call, getJSON, requestToken, setToken, setTokenPrompt } from './api.js';
 import { CassetteView } from './cassette-view.js';
 import { DetailPane } from './detail.js';
 import { EventFeed } from './events.js';
@@ -247,13 +247,21 @@ const feed = new EventFeed({
   onState: (state, delay) => {
     const labels = {
       connecting: 'connecting…', live: 'live', retrying: `disconnected, retrying in ${Math.round((delay ?? 0) / 1000)} s`,
-      unauthorized: 'needs the admin token', unavailable: 'this Kakapo has no live feed',
+      unauthorized: 'needs the admin token (click to give it)', unavailable: 'this Kakapo has no live feed',
     };
     const element = $('connection');
     element.textContent = labels[state] ?? state;
     element.dataset.state = state;
     if (state === 'unavailable') startPolling();
   },
+});
+
+// After the token dialog was cancelled, the connection label is where one asks for it again.
+$('connection').addEventListener('click', async () => {
+  if ($('connection').dataset.state !== 'unauthorized') return;
+  if (!(await requestToken('This Kakapo asks for its admin token (--admin-token).', { force: true }))) return;
+  loadHealth();
+  feed.start();
 });
 
 // A Kakapo without /__kakapo/events still lists its journal: poll it every two seconds.

@@ -156,6 +156,7 @@ export class EventFeed {
         this.onState('unauthorized');
         const value = await requestToken('The live feed needs this Kakapo\u2019s admin token (--admin-token).');
         if (!value) {
+          this.onState('unauthorized');
           this.stopped = true;
           return;
         }
