@@ -211,6 +211,7 @@ package enum AdminEndpoints {
 
     static func answer(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> Answer {
         if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
+        if let answer = InspectorEndpoints.answer(request, pipeline: pipeline) { return answer }
         switch (request.method, request.path) {
         case (.get, "/__kakapo/health"):
             var body: JSONObject = [
@@ -256,19 +257,21 @@ package enum AdminEndpoints {
             return answer(countRequests(request, pipeline: pipeline))
         case (.delete, "/__kakapo/requests"):
             pipeline.journal.clear()
+            pipeline.inspector.clear()
             return answer(.json(["cleared": true], status: 200))
         default:
             return Answer(
                 response: .json(
                     [
                         "error": .string("no admin endpoint \(request.method) \(request.path)"),
-                        "endpoints": [
-                            "GET /__kakapo/health", "GET /__kakapo/requests", "POST /__kakapo/requests/count",
-                            "DELETE /__kakapo/requests", "GET /__kakapo/store", "DELETE /__kakapo/store",
-                            "GET /__kakapo/routes", "POST /__kakapo/routes", "DELETE /__kakapo/routes",
-                            "DELETE /__kakapo/routes/{id}", "GET /__kakapo/sessions", "POST /__kakapo/sessions",
-                            "DELETE /__kakapo/sessions/{id}",
-                        ],
+                        "endpoints": .array(
+                            ([
+                                "GET /__kakapo/health", "GET /__kakapo/requests", "POST /__kakapo/requests/count",
+                                "DELETE /__kakapo/requests", "GET /__kakapo/store", "DELETE /__kakapo/store",
+                                "GET /__kakapo/routes", "POST /__kakapo/routes", "DELETE /__kakapo/routes",
+                                "DELETE /__kakapo/routes/{id}", "GET /__kakapo/sessions", "POST /__kakapo/sessions",
+                                "DELETE /__kakapo/sessions/{id}",
+                            ] + InspectorEndpoints.listed).map { .string($0) }),
                     ], status: 404), source: .admin)
         }
     }

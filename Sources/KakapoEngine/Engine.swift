@@ -152,9 +152,11 @@ public final class Engine: Sendable {
     public func shutdown() async -> ProxySummary {
         let pipeline = self.pipeline
         let saveError: String? = await Self.offThePool { () -> String? in
+            // The inspector's event streams end first: their readers never hold shutdown up.
+            pipeline.inspectorEvents.finishAll()
             pipeline.upstream?.shutdown()
             var errors = pipeline.sessions?.closeAll() ?? []
-            if pipeline.configuration.mode.records, let session = pipeline.session {
+            if pipeline.savesCassette, let session = pipeline.session {
                 // WebSocket conversations still open are recorded as they stand before the cassette closes.
                 WebSocketRecordings.finishAll(recordingInto: session)
                 do {

@@ -141,7 +141,7 @@ package final class InspectorEvents: @unchecked Sendable {
                     "event: dropped\ndata: {\"dropped\":\(reader.dropped),\"after\":\(reader.droppedAfter)}\n\n"
                 if append(Array(notice.utf8), to: reader) { reader.dropped = 0 }
             }
-            if !reader.paused && now &- reader.lastWrite >= keepAliveNanoseconds {
+            if !reader.paused && now > reader.lastWrite && now - reader.lastWrite >= keepAliveNanoseconds {
                 _ = append(Array(": keep-alive\n\n".utf8), to: reader)
             }
             return reader.live.isCancelled

@@ -57,3 +57,18 @@ extension RequestPipeline {
             webSocket: webSocket)
     }
 }
+
+extension RequestPipeline {
+    /// Starts saving the server's cassette for "save to cassette" in a mode that does not record (once): it
+    /// takes the cassette's lock and journal as a recording does, and shutdown closes it.
+    func startSavingForInspector() throws {
+        try savesForInspector.withLock { started in
+            guard !started, let session else { return }
+            try session.startAutosave()
+            started = true
+        }
+    }
+
+    /// Whether the server's cassette must be closed at shutdown: it records, or the inspector saved to it.
+    var savesCassette: Bool { configuration.mode.records || savesForInspector.withLock { $0 } }
+}

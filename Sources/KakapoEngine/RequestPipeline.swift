@@ -40,6 +40,9 @@ public final class RequestPipeline: Sendable {
     package let inspector = InspectorLog()
     /// `GET /__kakapo/events`.
     package let inspectorEvents: InspectorEvents
+    /// Whether "save to cassette" started saving the server's cassette in a mode that does not record
+    /// (shutdown then closes it as it closes a recording).
+    let savesForInspector = Mutex(false)
     /// Where miss reports are made, one at a time, away from the event loops.
     let missQueue = DispatchQueue(label: "kakapo.miss-report")
 

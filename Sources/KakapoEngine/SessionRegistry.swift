@@ -99,6 +99,9 @@ package final class SessionRegistry: Sendable {
     /// How many sessions are open.
     var openCount: Int { state.withLock { $0.sessions.count } }
 
+    /// The open session with this id (for the inspector); nil when none is open.
+    func session(_ id: String) -> TestSession? { state.withLock { $0.sessions[id] } }
+
     /// Whether a session with this id is open.
     package func isOpen(_ id: String) -> Bool { state.withLock { $0.sessions[id] != nil } }
 

@@ -184,6 +184,8 @@ public final class ProxyServer: Sendable {
             return channel
         }
         try? await server?.close()
+        // The inspector's event streams never end by themselves: they end now, so they hold up no one.
+        engine.pipeline.inspectorEvents.finishAll()
         await tracker.drained(within: .milliseconds(Int(configuration.shutdownGracePeriod * 1000)))
         let summary = ownsEngine ? await engine.shutdown() : engine.summary()
         try? await group.shutdownGracefully()

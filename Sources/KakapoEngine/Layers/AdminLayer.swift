@@ -6,6 +6,10 @@ enum AdminLayer: PipelineLayer {
         let request = exchange.request
         guard RequestPipeline.isAdmin(request) else { return .pass }
         let fromLoopback = exchange.fromLoopback
+        // The page's files are in memory: answered at once.
+        if let page = InspectorEndpoints.pageFile(request, fromLoopback: fromLoopback, pipeline: pipeline) {
+            return .now(page)
+        }
         if let (queue, later) = AdminEndpoints.sessionAnswer(request, fromLoopback: fromLoopback, pipeline: pipeline) {
             return .later { reply in queue.async { reply(later()) } }
         }
