@@ -272,7 +272,7 @@ function startPolling() {
   const poll = async () => {
     try {
       const body = await getJSON('/__kakapo/requests');
-      const fresh = (Array.isArray(body?.requests) ? body.requests : []).filter((entry) => Number.isSafeInteger(entry?.id) && entry.id > last);
+      const fresh = (Array.isArray(body?.requests) ? body.requests : []).filter((entry) => Number.isSafeInteger(entry?.id) && entry.id > last && entry.source !== 'admin');
       if (fresh.length > 0) {
         last = fresh[fresh.length - 1].id;
         noteValues(fresh);

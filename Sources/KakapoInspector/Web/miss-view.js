@@ -249,15 +249,23 @@ async function loadComparison(container, detail, number, session, fields, releas
   const checkbox = document.createElement('input');
   checkbox.type = 'checkbox';
   checkbox.checked = true;
-  onlyDifferences.append(checkbox, ' only the headers that differ');
+  onlyDifferences.append(checkbox, ' only the headers the matching compared differently');
   const rows = comparisonRows(here, recorded);
   const headerRows = [];
   for (const row of rows) {
     const tr = body.insertRow();
-    const differs = marked.has(row.key) || (!row.header && row.here !== row.recorded && !row.key.startsWith('query:'))
-      || (row.key.startsWith('query:') && row.here !== row.recorded);
-    if (differs) tr.className = 'differs';
-    if (marked.has(row.key)) tr.dataset.testid = 'compare-differs';
+    // What Kakapo's matching named is marked; other values that are not equal (a header the matching
+    // ignores, a recording without a host) are only set apart, since they did not cause the miss.
+    const differs = marked.has(row.key);
+    const unequal = !differs && row.here !== undefined && row.recorded !== undefined && row.here !== row.recorded;
+    if (differs) {
+      tr.className = 'differs';
+      tr.dataset.testid = 'compare-differs';
+      tr.title = 'Kakapo\u2019s matching found this different';
+    } else if (unequal) {
+      tr.className = 'unequal';
+      tr.title = 'not equal, but not what made the request miss (the matching ignores it)';
+    }
     const name = document.createElement('th');
     name.scope = 'row';
     name.textContent = row.label;
