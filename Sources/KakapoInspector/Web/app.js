@@ -420,7 +420,10 @@ async function loadHealth() {
     const health = await getJSON('/__kakapo/health');
     const parts = [`mode ${health.mode ?? '?'}`];
     if (health.cassette) parts.push(String(health.cassette));
-    if (health.sessions) parts.push(`${health.sessions.open ?? 0} sessions open`);
+    if (health.sessions) {
+      const open = Number.isSafeInteger(health.sessions.open) ? health.sessions.open : 0;
+      parts.push(`${open} ${open === 1 ? 'session' : 'sessions'} open`);
+    }
     if (health.version) parts.push(`v${health.version}`);
     $('server-info').textContent = parts.join(' · ');
     $('server-info').title = parts.join('\n');

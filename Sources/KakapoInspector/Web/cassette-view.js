@@ -267,7 +267,7 @@ export class CassetteView {
     this.body.textContent = '';
     const routes = Array.isArray(body?.routes) ? body.routes : [];
     const resources = Array.isArray(body?.resources) ? body.resources : [];
-    this.body.append(element('p', 'muted', `${routes.length} routes, ${resources.length} Store collections served as resources. Read only: change routes in their file or through POST/DELETE /__kakapo/routes.`));
+    this.body.append(element('p', 'muted', `${routes.length} ${routes.length === 1 ? 'route' : 'routes'}, ${resources.length} Store ${resources.length === 1 ? 'collection' : 'collections'} served as resources. Read only: change routes in their file or through POST/DELETE /__kakapo/routes.`));
     if (routes.length === 0) this.body.append(element('div', 'note', 'No routes (start Kakapo with --routes FILE, or add some with POST /__kakapo/routes).'));
     for (const route of routes) {
       const box = element('details', 'route');

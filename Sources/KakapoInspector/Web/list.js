@@ -200,6 +200,7 @@ export class RequestList {
       if (slot >= needed) {
         if (!row.hidden) {
           row.hidden = true;
+          row.entry = null;
           delete row.dataset.id;
           row.removeAttribute('id');
         }
