@@ -1,0 +1,648 @@
+#!/usr/bin/env python3
+"""Drives the inspector (GET /__kakapo/ui) in a real headless Chromium against a running kakapo.
+
+Run by Tests/KakapoCLITests/InspectorBrowserTests.swift, which starts the built `kakapo serve` in front of a
+local upstream, opens a cassette session in mode none, and passes one JSON argument:
+
+    {"base": "http://127.0.0.1:PORT", "session": "16 hex digits", "output": "/abs/folder",
+     "saveCassette": "live.json"}
+
+Traffic: requests without the session header are forwarded live (the server runs in mode passthrough);
+requests with it replay the session's cassette, whose recordings are GET /users?page=1 and POST /search
+{"user":{"name":"Ada"},"limit":10}, so GET /users?page=2 and a POST /search naming Grace are misses.
+
+Prints one line per check, `CHECK {"check": "a", "ok": true, "message": "..."}`, and `IDS {...}` (the journal
+id of each request it made), and exits 1 when a check failed. On a failed check it saves a screenshot
+(fail-CHECK.png) and the page's HTML to the output folder; it always saves console.log (the browser's log)
+and inspector.png (the whole list with a miss open: the screenshot of the docs).
+
+Selenium is handed /usr/bin/chromedriver (tools/browser.sh installs it with Debian's chromium), so it never
+downloads a driver.
+"""
+
+import json
+import subprocess
+import sys
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM = "/usr/bin/chromium"
+CURL = "/usr/bin/curl"
+WINDOW = (1440, 900)
+# How long a step may wait for the page (a loaded 2-core machine); the one-second check has its own bound.
+WAIT = 8.0
+# What the note requests and saved exchanges carry, to find them by (body search, redaction).
+NEEDLE = "needle-7f3a"
+TOKEN = "sk_live_0123456789abcdefghij"
+PASSWORD = "hunter2-kakapo"
+HOSTILE_NOTE = "it's \"quoted\" $(false) `x` \\ & ; ok"
+
+
+class CheckFailed(Exception):
+    """A check's expectation did not hold; the message says what was seen."""
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+def by_testid(name):
+    return (By.CSS_SELECTOR, f'[data-testid="{name}"]')
+
+
+class Inspector:
+    def __init__(self, config):
+        self.base = config["base"].rstrip("/")
+        self.session = config["session"]
+        self.output = Path(config["output"])
+        self.save_cassette = config.get("saveCassette", "")
+        self.output.mkdir(parents=True, exist_ok=True)
+        self.failed = False
+        self.console = []
+        self.ids = {}
+        self.driver = None
+        # Entries journaled before the driver started (none, with a fresh kakapo) are not the driver's.
+        self.baseline = 0
+
+    # -- the browser ------------------------------------------------------------------------------------------
+
+    def start_browser(self):
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--disable-gpu",
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            "--force-device-scale-factor=1",
+            "--no-first-run",
+            "--disable-extensions",
+            "--lang=en-US",
+        ]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+        # The viewport itself, whatever the window's frame takes: the screenshot is exactly WINDOW.
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1, "mobile": False},
+        )
+        # "Copy as curl" writes to the clipboard: let it, so a refused write is not what the console shows.
+        try:
+            self.driver.execute_cdp_cmd(
+                "Browser.grantPermissions",
+                {"origin": self.base, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+            )
+        except WebDriverException:
+            pass
+
+    def collect_console(self):
+        try:
+            self.console.extend(self.driver.get_log("browser"))
+        except WebDriverException:
+            pass
+
+    def wait(self, what, condition, timeout=WAIT, interval=0.03):
+        """Polls `condition` until it returns something truthy; fails with `what` and the last value."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                last = condition()
+                if last:
+                    return last
+            except (StaleElementReferenceException, CheckFailed):
+                pass
+            if time.monotonic() > deadline:
+                raise CheckFailed(f"{what} (waited {timeout:g} s; last seen: {last!r})")
+            time.sleep(interval)
+
+    def element(self, testid, timeout=WAIT):
+        return self.wait(
+            f'no displayed element data-testid="{testid}"',
+            lambda: next((e for e in self.driver.find_elements(*by_testid(testid)) if e.is_displayed()), None),
+            timeout,
+        )
+
+    def displayed_rows(self):
+        """The list's displayed rows, as [data-id or None, method, path, text]: a virtualized list keeps hidden
+        rows for reuse, and its cells are read by their classes (c-method, c-path) when it has them."""
+        script = """
+            return Array.from(document.querySelectorAll('[data-testid="row"]'))
+                .filter(row => row.offsetParent !== null)
+                .map(row => [row.getAttribute('data-id'), row.querySelector('.c-method')?.textContent ?? '',
+                             row.querySelector('.c-path')?.textContent ?? '', row.textContent]);
+        """
+        return self.driver.execute_script(script)
+
+    def rows(self):
+        """The list's displayed rows that carry a data-id, as {id: text}."""
+        return {int(i): text for i, _, _, text in self.displayed_rows() if i and i.isdigit()}
+
+    def shown_names(self):
+        """Which of the test's requests the list shows, by what the rows say (method and path), not by data-id."""
+        shown = set()
+        for _, method, path, text in self.displayed_rows():
+            for name, spec in REQUESTS.items():
+                if (method, path) == (spec["method"], spec["target"]) if path else spec["target"] in text:
+                    shown.add(name)
+        return shown
+
+    def row(self, name):
+        ident = self.ids[name]
+        return self.wait(
+            f"no row for {name} (id {ident}) in the list",
+            lambda: next(
+                (
+                    e
+                    for e in self.driver.find_elements(By.CSS_SELECTOR, f'[data-testid="row"][data-id="{ident}"]')
+                    if e.is_displayed()
+                ),
+                None,
+            ),
+        )
+
+    def open_detail(self, name):
+        ident = str(self.ids[name])
+        self.row(name).click()
+        return self.wait(
+            f"the detail of {name} (id {ident}) did not open on a click on its row",
+            lambda: next(
+                (e for e in self.driver.find_elements(*by_testid("detail"))
+                 if e.is_displayed() and e.get_attribute("data-id") == ident),
+                None,
+            ),
+        )
+
+    def target_of(self, name):
+        return REQUESTS[name]["target"]
+
+    def set_filter(self, testid, value):
+        """Sets a filter control, whatever it is: a <select> (by value or label), or a text input."""
+        control = self.element(testid)
+        if control.tag_name.lower() == "select":
+            select = Select(control)
+            if value == "":
+                select.select_by_index(0)
+                return
+            wanted = value.lower()
+            for option in select.options:
+                label = (option.get_attribute("value") or "").lower(), option.text.strip().lower()
+                if wanted in label or any(part.startswith(wanted) for part in label if part):
+                    select.select_by_visible_text(option.text)
+                    return
+            raise CheckFailed(
+                f'data-testid="{testid}" has no option {value!r}: '
+                + ", ".join(repr(o.get_attribute("value")) for o in select.options)
+            )
+        control.click()
+        control.send_keys(Keys.CONTROL, "a")
+        control.send_keys(Keys.DELETE)
+        if value:
+            control.send_keys(value)
+
+    def clear_filters(self):
+        for testid in ["filter-text", "filter-source", "filter-status", "filter-method", "filter-host", "body-search"]:
+            if self.driver.find_elements(*by_testid(testid)):
+                self.set_filter(testid, "")
+
+    def close_detail(self):
+        buttons = [e for e in self.driver.find_elements(*by_testid("detail-close")) if e.is_displayed()]
+        if buttons:
+            buttons[0].click()
+        else:
+            ActionChains(self.driver).send_keys(Keys.ESCAPE).perform()
+        self.wait("the detail did not close", lambda: not any(
+            e.is_displayed() for e in self.driver.find_elements(*by_testid("detail"))))
+
+    def keys(self, *keys):
+        ActionChains(self.driver).send_keys(*keys).perform()
+
+    def active_testid(self):
+        return self.driver.execute_script("return document.activeElement?.getAttribute('data-testid') ?? ''")
+
+    def save_failure(self, check):
+        try:
+            self.driver.save_screenshot(str(self.output / f"fail-{check}.png"))
+            (self.output / f"fail-{check}.html").write_text(self.driver.page_source)
+        except WebDriverException:
+            pass
+
+    # -- Kakapo, through curl and the admin API --------------------------------------------------------------
+
+    def curl(self, name):
+        spec = REQUESTS[name]
+        arguments = [CURL, "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-X", spec["method"]]
+        if spec.get("session"):
+            arguments += ["-H", f"X-Kakapo-Session: {self.session}"]
+        for header in spec.get("headers", []):
+            arguments += ["-H", header]
+        if "body" in spec:
+            arguments += ["--data-binary", spec["body"]]
+        arguments.append(self.base + spec["target"])
+        done = subprocess.run(arguments, capture_output=True, text=True, timeout=20)
+        expect(done.returncode == 0, f"curl for {name} failed: {done.stderr}")
+        return int(done.stdout or 0)
+
+    def admin(self, path):
+        with urllib.request.urlopen(self.base + path, timeout=10) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+
+    def admin_json(self, path):
+        return json.loads(self.admin(path)[2])
+
+    def journal(self):
+        return self.admin_json("/__kakapo/requests").get("requests", [])
+
+    @staticmethod
+    def entry_target(entry):
+        if "target" in entry:
+            return entry["target"]
+        parts = urllib.parse.urlsplit(entry.get("url", ""))
+        return parts.path + ("?" + parts.query if parts.query else "")
+
+    def find_entry(self, method, target, after=0):
+        """The journal id of the first request `method target` with an id above `after`, once journaled."""
+
+        def lookup():
+            for entry in self.journal():
+                if (
+                    isinstance(entry.get("id"), int)
+                    and entry["id"] > after
+                    and entry.get("method") == method
+                    and self.entry_target(entry) == target
+                ):
+                    return entry["id"]
+            return None
+
+        return self.wait(f"{method} {target} is not in GET /__kakapo/requests with an id", lookup, timeout=5)
+
+    def make(self, name):
+        status = self.curl(name)
+        spec = REQUESTS[name]
+        expect(status == spec["status"], f"{name} ({spec['method']} {spec['target']}) answered {status}")
+        self.ids[name] = self.find_entry(spec["method"], spec["target"], after=max(self.ids.values(), default=self.baseline))
+
+    # -- the checks ------------------------------------------------------------------------------------------
+
+    def run(self, check, description, body):
+        started = time.monotonic()
+        try:
+            message = body() or "ok"
+            ok = True
+        except CheckFailed as error:
+            ok, message = False, str(error)
+        except Exception as error:  # A driver error is this check's failure, with where it happened.
+            ok, message = False, f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}"
+        self.collect_console()
+        if not ok:
+            self.failed = True
+            self.save_failure(check)
+            try:
+                self.close_detail()
+                self.clear_filters()
+            except Exception:
+                pass
+        took = time.monotonic() - started
+        print(
+            "CHECK " + json.dumps({"check": check, "description": description, "ok": ok, "message": message,
+                                   "seconds": round(took, 2)}),
+            flush=True,
+        )
+        return ok
+
+    def load(self):
+        self.baseline = max((e["id"] for e in self.journal() if isinstance(e.get("id"), int)), default=0)
+        status, headers, html = self.admin("/__kakapo/ui")
+        policy = {k.lower(): v for k, v in headers.items()}.get("content-security-policy", "")
+        for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'",
+                          "frame-ancestors 'none'"]:
+            expect(directive in policy, f"GET /__kakapo/ui: Content-Security-Policy {policy!r} lacks {directive}")
+        text = html.decode("utf-8", "replace")
+        expect("<script>" not in text.replace(" ", "").lower(), "index.html has an inline <script>")
+        expect(" style=" not in text, "index.html has an inline style attribute")
+        self.driver.get(self.base + "/__kakapo/ui")
+        self.element("filter-text", timeout=10)
+        # The page is ready once its events stream is open (a row for a request made before would come from
+        # the backlog): check a measures the live path.
+        status = self.element("connection-status")
+        self.wait("the page's events stream did not open (connection-status never says live)",
+                  lambda: "live" in status.text.lower())
+        return f"loaded {len(text)} bytes of index.html under {policy!r}"
+
+    def check_live_row(self):
+        spec = REQUESTS["ping"]
+        self.curl("ping")
+        sent = time.monotonic()
+        seen = self.wait(
+            f"GET {spec['target']} made by curl did not appear in the list",
+            lambda: next((i for i, text in self.rows().items() if i > self.baseline and "/live/ping" in text), None),
+            timeout=5,
+            interval=0.02,
+        )
+        latency = time.monotonic() - sent
+        self.ids["ping"] = self.find_entry("GET", spec["target"], after=self.baseline)
+        expect(seen == self.ids["ping"], f"the new row has data-id {seen}, the journal says {self.ids['ping']}")
+        expect(latency <= 1.0, f"the row appeared {latency:.3f} s after curl finished (more than a second)")
+        return f"the row appeared {latency * 1000:.0f} ms after curl finished"
+
+    def make_traffic(self):
+        if "ping" not in self.ids:  # Check a failed before it found its request.
+            self.ids["ping"] = self.find_entry("GET", REQUESTS["ping"]["target"], after=self.baseline)
+        for name in ["hit", "query-miss", "body-miss", "order", "not-found", "delete", "logo", "profile", "boom"]:
+            self.make(name)
+        ids = self.ids.copy()
+        self.wait(
+            "not every request made is a row of the list",
+            lambda: set(ids.values()) <= set(self.rows()) or None,
+        )
+        print("IDS " + json.dumps(self.ids), flush=True)
+        return f"{len(ids)} requests listed"
+
+    def check_miss(self):
+        detail = self.open_detail("query-miss")
+        nearest = self.element("miss-nearest")
+        self.wait("the nearest recording (GET /users?page=1) is not shown", lambda: "/users" in nearest.text)
+
+        def fields():
+            return [e.text for e in self.driver.find_elements(*by_testid("miss-field")) if e.is_displayed()]
+
+        texts = self.wait("no differing field (data-testid=miss-field) names the query parameter page",
+                          lambda: (lambda t: t if any("page" in x for x in t) else None)(fields()))
+        # A miss cannot be saved: it has no answer to keep.
+        buttons = [b for b in detail.find_elements(*by_testid("save-cassette")) if b.is_displayed()]
+        expect(all(not b.is_enabled() for b in buttons), "a miss offers an enabled 'save to cassette'")
+        self.close_detail()
+        self.open_detail("body-miss")
+        self.element("miss-nearest")
+        body_fields = self.wait(
+            "no differing field names the JSON body field /user/name",
+            lambda: (lambda t: t if any("name" in x for x in t) else None)(fields()),
+        )
+        self.close_detail()
+        return f"query miss fields {texts}; body miss fields {body_fields}"
+
+    def narrowed(self, what, expected):
+        """Waits until the list shows exactly the requests named `expected` (of those the test made)."""
+        shown = []
+
+        def matches():
+            shown[:] = sorted(self.shown_names())
+            return set(shown) == set(expected)
+
+        try:
+            self.wait(what, matches)
+        except CheckFailed:
+            counts = self.driver.find_elements(*by_testid("row-count"))
+            raise CheckFailed(
+                f"{what}: the list shows {shown}, not {sorted(expected)} (the page says "
+                f"{counts[0].text if counts else '?'!r})"
+            ) from None
+
+    def check_filters(self):
+        cases = [
+            ("filter-source", "miss", ["query-miss", "body-miss"]),
+            ("filter-source", "cassette", ["hit"]),
+            ("filter-status", "4xx", ["query-miss", "body-miss", "not-found"]),
+            ("filter-status", "5xx", ["boom"]),
+            ("filter-method", "POST", ["body-miss", "order"]),
+            ("filter-method", "DELETE", ["delete"]),
+            ("filter-text", "orders", ["order", "delete"]),
+            ("filter-host", "127.0.0.1", list(REQUESTS_MADE)),
+            ("body-search", NEEDLE, ["order"]),
+        ]
+        for testid, value, expected in cases:
+            self.set_filter(testid, value)
+            self.narrowed(f'{testid} = "{value}"', expected)
+            self.set_filter(testid, "")
+            self.narrowed(f'{testid} cleared', list(REQUESTS_MADE))
+        # Two filters at once narrow further.
+        self.set_filter("filter-method", "GET")
+        self.set_filter("filter-source", "upstream")
+        self.narrowed("method GET and source upstream", ["ping", "not-found", "logo", "boom"])
+        self.clear_filters()
+        self.narrowed("every filter cleared", list(REQUESTS_MADE))
+        return f"{len(cases) + 1} filters narrowed the list as expected"
+
+    def check_rows_after_filters(self):
+        """Rows that a filter hid and clearing it brought back are still the requests they show: each has the
+        data-id of its request, and a click opens that request."""
+        wrong = {}
+        for ident, method, path, _ in self.displayed_rows():
+            for name, spec in REQUESTS.items():
+                if (method, path) == (spec["method"], spec["target"]) and ident != str(self.ids[name]):
+                    wrong[name] = ident
+        expect(not wrong, f"after the filters, rows show requests under another data-id (name: data-id): {wrong}")
+        self.open_detail("order")
+        self.close_detail()
+        return "every row kept its data-id"
+
+    def check_keyboard(self):
+        self.driver.execute_script("document.activeElement?.blur()")
+        self.keys("/")
+        self.wait("/ did not put the focus on the URL filter", lambda: self.active_testid() == "filter-text")
+        self.keys(Keys.ESCAPE)
+        self.wait("Esc in the filter did not put the focus on the list",
+                  lambda: self.active_testid() == "request-list")
+        newest = sorted(self.rows(), reverse=True)
+        expect(len(newest) > 1, f"the list shows too few rows for the keyboard: {newest}")
+        chosen = str(newest[1])
+        self.keys(Keys.HOME, "j")
+
+        def selected():
+            rows = self.driver.find_elements(By.CSS_SELECTOR, '[data-testid="row"][aria-selected="true"]')
+            return [row.get_attribute("data-id") for row in rows]
+
+        self.wait(f"Home then j did not select the second newest row ({chosen})", lambda: selected() == [chosen])
+        self.keys(Keys.ENTER)
+        self.wait(f"Enter did not open the detail of row {chosen}", lambda: any(
+            e.is_displayed() and e.get_attribute("data-id") == chosen
+            for e in self.driver.find_elements(*by_testid("detail"))))
+        self.driver.execute_script("document.activeElement?.blur()")
+        self.keys(Keys.ESCAPE)
+        self.wait("Esc did not close the detail", lambda: not any(
+            e.is_displayed() for e in self.driver.find_elements(*by_testid("detail"))))
+        return f"/ focused the filter, Esc the list, Home j Enter opened {chosen}, Esc closed it"
+
+    def check_curl(self):
+        self.reload()
+        self.open_detail("order")
+        self.element("copy-curl").click()
+        box = self.element("curl-command")
+        command = self.wait(
+            "the curl command box stayed empty",
+            lambda: (box.get_attribute("value") or box.text or "").strip(),
+        )
+        (self.output / "curl-command.txt").write_text(command + "\n")
+        expect(command.startswith("curl"), f"the command does not start with curl: {command}")
+        self.close_detail()
+        last = max(self.ids.values())
+        done = subprocess.run(["sh", "-c", command + " -sS -o /dev/null --max-time 10"], capture_output=True,
+                              text=True, timeout=20)
+        expect(done.returncode == 0, f"running the copied command failed ({done.returncode}): {done.stderr}\n{command}")
+        again = self.find_entry("POST", REQUESTS["order"]["target"], after=last)
+        self.ids["order-again"] = again
+        first = self.admin_json(f"/__kakapo/requests/{self.ids['order']}")
+        second = self.admin_json(f"/__kakapo/requests/{again}")
+        for key in ["method", "url"]:
+            expect(first.get(key) == second.get(key), f"{key}: {first.get(key)!r} first, {second.get(key)!r} again")
+        body_first = first.get("request", {}).get("body", {})
+        body_second = second.get("request", {}).get("body", {})
+        expect(body_first.get("text") == body_second.get("text") and body_first.get("text"),
+               f"request body: {body_first!r} first, {body_second!r} again")
+
+        def note(detail):
+            return [v for k, v in detail.get("request", {}).get("headers", []) if k.lower() == "x-note"]
+
+        expect(note(first) == note(second) == [HOSTILE_NOTE], f"X-Note: {note(first)} first, {note(second)} again")
+        # The reproduction is live traffic the page lists too (it is not an admin request).
+        self.wait("the reproduced request is not a row of the list", lambda: again in self.rows())
+        return f"the copied command ({len(command)} characters) made request {again}, the same as {self.ids['order']}"
+
+    def check_save(self):
+        self.reload()
+        self.open_detail("profile")
+        button = self.element("save-cassette")
+        expect(button.is_enabled(), "'save to cassette' is disabled for a passthrough exchange")
+        button.click()
+        result = self.element("save-result")
+        text = self.wait("the save result stayed empty", lambda: result.text.strip())
+        detail = self.admin_json(f"/__kakapo/requests/{self.ids['profile']}")
+        saved = detail.get("saved")
+        expect(isinstance(saved, dict) and isinstance(saved.get("interaction"), int),
+               f"GET /__kakapo/requests/{self.ids['profile']} has no \"saved\" after the click (page said {text!r})")
+        expect(str(saved["interaction"]) in text or self.save_cassette in text,
+               f"the page's save result {text!r} names neither the cassette nor interaction {saved['interaction']}")
+        self.close_detail()
+        return f"saved as {saved}; the page said {text!r}"
+
+    def check_cassette_view(self):
+        self.element("tab-cassette").click()
+        try:
+            rows = self.wait(
+                "the cassette view lists no row for the saved PUT /live/profile",
+                lambda: [e.text for e in self.driver.find_elements(*by_testid("cassette-row"))
+                         if e.is_displayed() and "/live/profile" in e.text],
+            )
+            served = self.admin_json("/__kakapo/cassette").get("interactions", [])
+            expect(any("/live/profile" in str(i.get("url")) for i in served),
+                   f"GET /__kakapo/cassette does not list the saved interaction: {served}")
+        finally:
+            self.back_to_requests()
+        return f"cassette rows {rows}"
+
+    def reload(self):
+        """A fresh page: it lists what Kakapo holds from the events' backlog."""
+        self.driver.get(self.base + "/__kakapo/ui")
+        status = self.element("connection-status", timeout=10)
+        self.wait("the reloaded page's events stream did not open", lambda: "live" in status.text.lower())
+        ids = {self.ids[name] for name in REQUESTS_MADE if name in self.ids}
+        self.wait("the reloaded page does not list every request of the test",
+                  lambda: ids <= set(self.rows()) or None)
+
+    def back_to_requests(self):
+        for testid in ["tab-requests", "tab-list"]:
+            tabs = [e for e in self.driver.find_elements(*by_testid(testid)) if e.is_displayed()]
+            if tabs:
+                tabs[0].click()
+                break
+        else:
+            self.driver.get(self.base + "/__kakapo/ui")
+        self.element("filter-text")
+
+    def check_clean(self):
+        self.collect_console()
+        errors = [entry for entry in self.console if entry.get("level") == "SEVERE"]
+        (self.output / "console.log").write_text("\n".join(json.dumps(e) for e in self.console) + "\n")
+        expect(not errors, "the browser logged errors:\n" + "\n".join(e.get("message", "") for e in errors))
+        shown = self.rows()
+        own = {i: t for i, t in shown.items() if "__kakapo" in t}
+        expect(not own, f"the page's own requests are in its list: {own}")
+        strangers = set(shown) - set(self.ids.values())
+        expect(not strangers, f"rows for requests the test did not make: { {i: shown[i] for i in strangers} }")
+        return f"no console errors in {len(self.console)} log entries; {len(shown)} rows, all the test's"
+
+    def screenshot(self):
+        self.reload()
+        self.open_detail("body-miss")
+        self.element("miss-nearest")
+        self.wait("no miss field shown", lambda: self.driver.find_elements(*by_testid("miss-field")))
+        self.driver.save_screenshot(str(self.output / "inspector.png"))
+        return "inspector.png"
+
+    def main(self):
+        self.start_browser()
+        try:
+            steps = [
+                ("page", "the page loads under a strict Content-Security-Policy", self.load),
+                ("a", "a request made by curl appears in the list within a second", self.check_live_row),
+                ("traffic", "every request made is listed", self.make_traffic),
+                ("b", "a miss shows its nearest recording and the differing field", self.check_miss),
+                ("keys", "the keyboard: / filter, Esc, Home, j, Enter, Esc", self.check_keyboard),
+                ("c", "filters and the body search narrow the list", self.check_filters),
+                ("c-rows", "rows a filter hid come back as the same requests", self.check_rows_after_filters),
+                ("d", "copy as curl gives a command that reproduces the request", self.check_curl),
+                ("e", "save to cassette records a passthrough exchange", self.check_save),
+                ("e-view", "the cassette view lists the saved interaction", self.check_cassette_view),
+                ("f", "no console errors, and no row for the page's own requests", self.check_clean),
+            ]
+            for check, description, body in steps:
+                ok = self.run(check, description, body)
+                if not ok and check in ("page", "traffic"):
+                    # Everything after needs the page and the requests: keep what the page shows now.
+                    self.driver.save_screenshot(str(self.output / "inspector.png"))
+                    break
+            else:
+                self.run("screenshot", "a screenshot of the list with a miss open", self.screenshot)
+        finally:
+            self.collect_console()
+            (self.output / "console.log").write_text("\n".join(json.dumps(e) for e in self.console) + "\n")
+            self.driver.quit()
+        return 1 if self.failed else 0
+
+
+# The requests the test makes: the session's cassette answers `session` ones (a hit, or a miss), the
+# upstream the others (passthrough). The upstream's answers are in InspectorBrowserTests.swift.
+REQUESTS = {
+    "ping": {"method": "GET", "target": "/live/ping?n=1", "status": 200},
+    "hit": {"method": "GET", "target": "/users?page=1", "status": 200, "session": True},
+    "query-miss": {"method": "GET", "target": "/users?page=2", "status": 404, "session": True},
+    "body-miss": {
+        "method": "POST", "target": "/search", "status": 404, "session": True,
+        "headers": ["Content-Type: application/json"], "body": '{"user":{"name":"Grace"},"limit":10}',
+    },
+    "order": {
+        "method": "POST", "target": "/live/orders", "status": 201,
+        "headers": ["Content-Type: application/json", f"X-Note: {HOSTILE_NOTE}"],
+        "body": '{"item":"' + NEEDLE + '","quantity":2,"note":"it\'s $(false)"}',
+    },
+    "not-found": {"method": "GET", "target": "/live/missing", "status": 404},
+    "delete": {"method": "DELETE", "target": "/live/orders/9", "status": 204},
+    "logo": {"method": "GET", "target": "/live/logo.png", "status": 200},
+    "profile": {
+        "method": "PUT", "target": "/live/profile", "status": 200,
+        "headers": ["Content-Type: application/json", f"Authorization: Bearer {TOKEN}"],
+        "body": '{"name":"Ada","password":"' + PASSWORD + '"}',
+    },
+    "boom": {"method": "GET", "target": "/live/boom", "status": 500},
+}
+REQUESTS_MADE = list(REQUESTS)
+
+
+if __name__ == "__main__":
+    sys.exit(Inspector(json.loads(sys.argv[1])).main())
