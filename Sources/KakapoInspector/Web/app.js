@@ -347,7 +347,9 @@ document.addEventListener('keydown', (event) => {
     if (typing(event.target) && event.target.closest('.filters')) {
       event.target.blur();
       list.focus();
-    } else if (detail.isOpen) {
+    } else if (!$('view-cassette').hidden && cassetteView?.closeDetail()) {
+      // The cassette view's interaction detail closed.
+    } else if (!$('view-requests').hidden && detail.isOpen) {
       detail.close();
     } else {
       return;
@@ -369,6 +371,13 @@ document.addEventListener('keydown', (event) => {
     list.focus();
     list.move(event.key === 'j' || event.key === 'ArrowDown' ? 1 : -1);
   }
+});
+
+// The skip link moves the focus to the list (its href would change the view's #route).
+document.querySelector('.skip').addEventListener('click', (event) => {
+  event.preventDefault();
+  showView('requests');
+  list.focus();
 });
 
 // The token dialog ---------------------------------------------------------------------------------------------

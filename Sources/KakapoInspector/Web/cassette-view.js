@@ -229,6 +229,18 @@ export class CassetteView {
     return row;
   }
 
+  /** Closes an interaction's detail; false when none was open (Esc then has nothing to do here). */
+  closeDetail() {
+    const detail = this.body.querySelector('.cassette-detail');
+    if (!detail || detail.hidden) return false;
+    detail.hidden = true;
+    detail.textContent = '';
+    const selected = this.body.querySelector('tr.cassette-row.selected');
+    selected?.classList.remove('selected');
+    selected?.focus();
+    return true;
+  }
+
   async openInteraction(number, detail) {
     for (const url of this.release) URL.revokeObjectURL(url);
     this.release = [];
@@ -249,10 +261,7 @@ export class CassetteView {
     const close = element('button', 'icon', '\u00d7');
     close.type = 'button';
     close.setAttribute('aria-label', 'Close the interaction');
-    close.addEventListener('click', () => {
-      detail.hidden = true;
-      detail.textContent = '';
-    });
+    close.addEventListener('click', () => this.closeDetail());
     head.append(close);
     const facts = element('p', 'muted');
     facts.textContent = `recorded ${formatTimestamp(data.recordedAt)} (${formatAge(data.recordedAt)}) · ${data.used ? 'used in this run' : 'not used in this run'}${data.stale ? ' · older than --max-age' : ''}`;

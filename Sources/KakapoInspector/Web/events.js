@@ -143,10 +143,13 @@ export class EventFeed {
   }
 
   async loop() {
+    let again = false;
     while (!this.stopped) {
       this.onState('connecting');
       let outcome;
       try {
+        if (again) await this.checkRestart();
+        again = true;
         outcome = await this.readOnce();
       } catch (error) {
         outcome = error?.name === 'AbortError' ? 'stopped' : 'failed';
@@ -171,6 +174,30 @@ export class EventFeed {
       this.onState('retrying', this.retryDelay);
       await new Promise((resolve) => setTimeout(resolve, this.retryDelay));
       this.retryDelay = Math.min(this.retryDelay * 2, 10_000);
+    }
+  }
+
+  // A Kakapo started again on the same address counts ids from 1, and would send nothing below the
+  // Last-Event-ID this page remembers: the journal's newest id tells, before reconnecting. (Admin requests
+  // take ids too, so the journal of a Kakapo that answered anything since this page saw it is never empty.)
+  async checkRestart() {
+    if (this.lastId === null) return;
+    let newest = null;
+    try {
+      const response = await fetch('/__kakapo/requests', { headers: authHeaders(), cache: 'no-store', credentials: 'omit' });
+      if (!response.ok) return;
+      const body = await response.json();
+      for (const entry of Array.isArray(body?.requests) ? body.requests : []) {
+        if (Number.isSafeInteger(entry?.id) && (newest === null || entry.id > newest)) newest = entry.id;
+      }
+    } catch {
+      return;
+    }
+    // An empty journal is a new Kakapo too (or one whose journal was cleared: starting the list again is
+    // what the page should do then as well).
+    if (newest === null || newest < this.lastId) {
+      this.lastId = null;
+      this.onRestart?.();
     }
   }
 
