@@ -52,9 +52,14 @@ struct InspectorEventsTests {
         let harness = try await ProxyHarness.serving(routes: Self.routes)
         defer { Task { await harness.stop() } }
         for id in 1...3 { _ = try await harness.client.send(.get, "/users/\(id)") }
-        let journal = try JSONParser.parse(try await harness.client.send(.get, "/__kakapo/requests").body)
-        let ids = (journal["requests"]?.arrayValue ?? []).filter { $0["source"] == "route" }.compactMap {
-            $0["id"]?.numberValue?.intValue
+        // A request is journaled just after its answer is written: the last one may take a moment.
+        var journal: JSONValue = .null
+        var ids: [Int] = []
+        for _ in 0..<100 where ids.count < 3 {
+            journal = try JSONParser.parse(try await harness.client.send(.get, "/__kakapo/requests").body)
+            ids = (journal["requests"]?.arrayValue ?? []).filter { $0["source"] == "route" }.compactMap {
+                $0["id"]?.numberValue?.intValue
+            }
         }
         #expect(ids.count == 3, "\(journal)")
         #expect(journal["requests"]?.arrayValue?.first?["time"]?.stringValue?.hasSuffix("Z") == true)
