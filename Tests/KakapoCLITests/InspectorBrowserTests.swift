@@ -122,10 +122,12 @@ struct InspectorBrowserTests {
         let upstream = try await Self.upstream()
         // Live traffic is forwarded (mode passthrough) and can be saved into live.json; the session replays
         // api.json (mode none), so its unknown requests are misses with a nearest recording.
-        let kakapo = try KakapoProcess([
-            "serve", "--mode", "passthrough", "--upstream", upstream.baseURL, "--cassette", live, "--cassette-dir",
-            sessions, "--port", "0",
-        ])
+        // Relative paths, run in the folder: the page's header (and the docs' screenshot) says live.json.
+        let kakapo = try KakapoProcess(
+            [
+                "serve", "--mode", "passthrough", "--upstream", upstream.baseURL, "--cassette", "live.json",
+                "--cassette-dir", "cassettes", "--port", "0",
+            ], directory: directory)
         let port = try await kakapo.waitUntilListening()
         let session = try await SessionCLITests.open(port, #"{"cassette": "api.json", "mode": "none"}"#)
         let sessionID = try #require(session["id"] as? String, "the session did not open: \(session)")
