@@ -23,7 +23,7 @@ import { call, getJSON, requestToken, setToken, setTokenPrompt } from './api.js'
 import { CassetteView } from './cassette-view.js';
 import { DetailPane } from './detail.js';
 import { EventFeed } from './events.js';
-import { COMMON_METHODS, compileFilter, detailBodyMatches, emptyFilter, STATUS_CLASSES } from './filters.js';
+import { COMMON_METHODS, compileFilter, detailBodyMatches, emptyFilter, isActive, STATUS_CLASSES } from './filters.js';
 import { hostOf, SOURCES } from './format.js';
 import { MAX_ROWS, RequestList } from './list.js';
 
@@ -54,15 +54,13 @@ function scheduleOpen(entry) {
   openTimer = setTimeout(() => detail.open(entry), 120);
 }
 
+// Called each frame the list renders: the text is only touched when it changes.
 function showCounts({ shown, held, trimmed, waiting }) {
-  const parts = [filterActive() ? `${shown.toLocaleString('en-US')} of ${held.toLocaleString('en-US')} requests` : `${held.toLocaleString('en-US')} requests`];
+  const parts = [isActive(filter) ? `${shown.toLocaleString('en-US')} of ${held.toLocaleString('en-US')} requests` : `${held.toLocaleString('en-US')} requests`];
   if (waiting > 0) parts.push(`${waiting.toLocaleString('en-US')} new while paused`);
   if (trimmed > 0) parts.push(`the oldest ${trimmed.toLocaleString('en-US')} left the list (it keeps ${MAX_ROWS.toLocaleString('en-US')})`);
-  $('counts').textContent = parts.join(' · ');
-}
-
-function filterActive() {
-  return Boolean(filter.source || filter.status || filter.method || filter.host || filter.text.trim() || filter.bodyMatches);
+  const text = parts.join(' · ');
+  if ($('counts').textContent !== text) $('counts').textContent = text;
 }
 
 function showNotes() {
