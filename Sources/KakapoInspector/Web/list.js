@@ -267,10 +267,13 @@ export class RequestList {
     cells.path.title = truncate(String(entry.url ?? ''), 2000);
     cells.ms.textContent = formatDuration(entry.ms);
     const marks = [entry.stream ? 'stream' : '', entry.webSocket ? 'WebSocket' : ''].filter(Boolean).join(', ');
-    cells.size.textContent = entry.responseBytes === null && entry.stream ? 'live' : formatBytes(entry.responseBytes);
+    if (entry.webSocket) cells.size.textContent = 'WS';
+    else if (entry.responseBytes === null && entry.stream) cells.size.textContent = 'live';
+    else cells.size.textContent = formatBytes(entry.responseBytes);
     cells.size.title = marks;
     row.classList.toggle('is-miss', source === 'miss');
     row.classList.toggle('is-error', source === 'error');
+    row.classList.toggle('is-stream', Boolean(entry.stream || entry.webSocket));
   }
 
   /** Selects the entry with `id` (and scrolls it into view unless `scroll` is false). */
