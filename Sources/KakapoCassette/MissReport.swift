@@ -227,19 +227,24 @@ public struct MissReport: Sendable {
     }
 
     /// The report as the JSON body of a miss response.
-    public var json: JSONValue {
+    public var json: JSONValue { json(fields: false) }
+
+    /// The report as JSON; with `fields`, each nearest recording also has its differences as `fields`
+    /// (`Field.json`), for the inspector (the miss body leaves them out: people read it in terminals).
+    public func json(fields: Bool) -> JSONValue {
         .object([
             "error": "no recorded interaction matches this request",
             "request": .object(["method": .string(method), "url": .string(url)]),
             "nearest": .array(
                 nearest.map { candidate in
-                    .object([
+                    var object: JSONObject = [
                         "interaction": .number(JSONNumber(candidate.position)),
                         "method": .string(candidate.method),
                         "url": .string(candidate.url),
                         "differences": .array(candidate.differences.map { .string($0) }),
-                        "fields": .array(candidate.fields.map(\.json)),
-                    ])
+                    ]
+                    if fields { object["fields"] = .array(candidate.fields.map(\.json)) }
+                    return .object(object)
                 }),
         ])
     }

@@ -39,6 +39,14 @@ enum InspectorDetail {
             case .object(var miss)? = try? JSONParser.parse(body)
         {
             if miss["cassette"] == nil, let session = pipeline.session { miss["cassette"] = .string(session.path) }
+            // The report again, with each difference as a field: the miss body leaves the fields out.
+            if let cassette = record.event.session.map({ pipeline.sessions?.session($0)?.cassette }) ?? pipeline.session
+            {
+                var request = detail.request
+                request.headers.remove(name: "X-Kakapo-Session")
+                request.headers.remove(name: "Proxy-Authorization")
+                miss["nearest"] = cassette.missReport(for: request).json(fields: true)["nearest"]
+            }
             object["miss"] = .object(miss)
         }
         if let saved = record.saved {

@@ -201,7 +201,8 @@ extension RequestJournal.Entry {
         object["id"] = .number(JSONNumber(event.id))
         object["time"] = .string(InspectorEvent.timestamp(event.milliseconds1970))
         object["host"] = .string(event.host)
-        object["target"] = .string(event.target)
+        // `url` is the target already, unless the request named an origin (the journal's size stays as it was).
+        if event.origin != nil { object["target"] = .string(event.target) }
         object["requestBytes"] = .number(JSONNumber(event.requestBytes))
         object["responseBytes"] = event.responseBytes.map { .number(JSONNumber($0)) } ?? .null
         if let contentType = event.contentType { object["contentType"] = .string(contentType) }

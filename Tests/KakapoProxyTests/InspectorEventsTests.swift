@@ -133,7 +133,8 @@ struct InspectorEventsTests {
         #expect(reader.read { $0.requests.count == 1 })
         let started = ContinuousClock.now
         await harness.stop()
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // A hang guard: it takes well under a second, but a loaded machine running the suite is slow.
+        #expect(ContinuousClock.now - started < .seconds(8))
         #expect(reader.read { $0.closed })
     }
 
