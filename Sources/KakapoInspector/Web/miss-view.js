@@ -192,14 +192,9 @@ function fieldItem(field, sentence) {
   name.className = 'field-name';
   name.textContent = fieldLabel(field);
   item.append(name);
-  if (field?.here !== undefined || field?.recorded !== undefined) {
-    item.append(' ', valuePair(field.here, field.recorded));
-  } else if (sentence && field?.part !== 'other') {
-    const text = document.createElement('span');
-    text.className = 'muted';
-    text.textContent = ` ${truncate(sentence, 500)}`;
-    item.append(text);
-  }
+  if (field?.here !== undefined || field?.recorded !== undefined) item.append(' ', valuePair(field.here, field.recorded));
+  // The server's sentence says the same in words: kept as the item's title rather than said twice.
+  if (typeof sentence === 'string') item.title = truncate(sentence, 1000);
   return item;
 }
 
