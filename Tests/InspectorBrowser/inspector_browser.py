@@ -70,6 +70,8 @@ class Inspector:
         self.session = config["session"]
         self.output = Path(config["output"])
         self.save_cassette = config.get("saveCassette", "")
+        # With --admin-token: the token the page is given, and the driver's own admin calls send.
+        self.token = config.get("token", "")
         self.output.mkdir(parents=True, exist_ok=True)
         self.failed = False
         self.console = []
@@ -259,8 +261,10 @@ class Inspector:
         expect(done.returncode == 0, f"curl for {name} failed: {done.stderr}")
         return int(done.stdout or 0)
 
-    def admin(self, path):
-        with urllib.request.urlopen(self.base + path, timeout=10) as answer:
+    def admin(self, path, token=None):
+        token = self.token if token is None else token
+        request = urllib.request.Request(self.base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+        with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status, dict(answer.headers), answer.read()
 
     def admin_json(self, path):
@@ -585,8 +589,73 @@ class Inspector:
         self.driver.save_screenshot(str(self.output / "inspector.png"))
         return "inspector.png"
 
+    # -- with --admin-token ------------------------------------------------------------------------------------
+
+    def token_dialog(self):
+        return next((e for e in self.driver.find_elements(*by_testid("token-dialog")) if e.is_displayed()), None)
+
+    def enter_token(self, value):
+        dialog = self.wait("the page did not ask for the admin token", self.token_dialog)
+        field = dialog.find_element(*by_testid("token-input"))
+        field.clear()
+        field.send_keys(value)
+        dialog.find_element(*by_testid("token-save")).click()
+
+    def check_token_prompt(self):
+        # The page's files hold no data: they load without the token, and the events stream does not.
+        status, _, _ = self.admin("/__kakapo/ui", token="")
+        expect(status == 200, f"GET /__kakapo/ui without the token answered {status}")
+        try:
+            self.admin("/__kakapo/events?backlog=none", token="")
+            raise CheckFailed("GET /__kakapo/events answered without the token")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 401, f"GET /__kakapo/events without the token answered {error.code}, not 401")
+        self.driver.get(self.base + "/__kakapo/ui")
+        self.enter_token("not-the-token-at-all")
+        # A refused token asks again (the dialog opens with an empty field).
+        self.wait("a wrong token was not asked for again", lambda: self.token_dialog() is not None
+                  and self.token_dialog().find_element(*by_testid("token-input")).get_attribute("value") == "")
+        self.enter_token(self.token)
+        status = self.element("connection-status")
+        self.wait("the page did not go live with the token", lambda: "live" in status.text.lower())
+        self.baseline = max((e["id"] for e in self.journal() if isinstance(e.get("id"), int)), default=0)
+        return "asked, refused a wrong token, and went live with the right one"
+
+    def check_token_kept(self):
+        self.driver.refresh()
+        status = self.element("connection-status", timeout=10)
+        self.wait("the reloaded page did not go live", lambda: "live" in status.text.lower())
+        expect(self.token_dialog() is None, "the reloaded page asked for the token again")
+        self.ids["ping"] = self.find_entry("GET", REQUESTS["ping"]["target"], after=self.baseline)
+        self.wait("the reloaded page does not list the request from its backlog",
+                  lambda: self.ids["ping"] in self.rows())
+        self.collect_console()
+        # The 401s of the refused calls are the browser's own network errors; nothing else may be.
+        errors = [e.get("message", "") for e in self.console if e.get("level") == "SEVERE" and " 401 " not in
+                  e.get("message", "")]
+        expect(not errors, "the browser logged errors:\n" + "\n".join(errors))
+        return "the token was kept for the tab"
+
+    def main_token(self):
+        steps = [
+            ("token", "the page asks for the admin token and takes only the right one", self.check_token_prompt),
+            ("token-a", "with the token, a curl request appears in the list within a second", self.check_live_row),
+            ("token-kept", "a reload keeps the token (sessionStorage)", self.check_token_kept),
+        ]
+        for check, description, body in steps:
+            if not self.run(check, description, body) and check == "token":
+                break
+
     def main(self):
         self.start_browser()
+        if self.token:
+            try:
+                self.main_token()
+            finally:
+                self.collect_console()
+                (self.output / "console.log").write_text("\n".join(json.dumps(e) for e in self.console) + "\n")
+                self.driver.quit()
+            return 1 if self.failed else 0
         try:
             steps = [
                 ("page", "the page loads under a strict Content-Security-Policy", self.load),

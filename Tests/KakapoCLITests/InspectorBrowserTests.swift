@@ -101,6 +101,38 @@ struct InspectorBrowserTests {
         }
     }
 
+    /// Runs the driver with `configuration` and records each of its checks as an expectation (the known
+    /// issues as known issues); returns its exit status, its checks and the names of those that ran.
+    static func drive(_ configuration: [String: String]) async throws -> (
+        status: Int32, checks: [[String: Any]], ran: Set<String>
+    ) {
+        let argument = String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self)
+        let browser = try KakapoProcess([driver, argument], executable: python)
+        let status = try await browser.waitForExit(timeout: .seconds(90))
+        // One CHECK line per check, each with what it saw.
+        let checks = browser.standardOutput.split(separator: "\n").filter { $0.hasPrefix("CHECK ") }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.dropFirst(6).utf8))) as? [String: Any]
+        }
+        for check in checks {
+            let name = check["check"] as? String ?? "?"
+            let description = check["description"] as? String ?? ""
+            let message = check["message"] as? String ?? ""
+            if let known = knownIssues[name] {
+                withKnownIssue(Comment(rawValue: known), isIntermittent: true) {
+                    #expect(check["ok"] as? Bool == true, "\(name): \(description): \(message)")
+                }
+            } else {
+                #expect(check["ok"] as? Bool == true, "\(name): \(description): \(message)")
+            }
+        }
+        // 1 is a failed check, reported above; anything else is the driver's own failure.
+        #expect(status == 0 || status == 1, "the driver exited \(status): \(browser.standardError)")
+        if status != 0 || checks.contains(where: { $0["ok"] as? Bool != true }) {
+            print("inspector browser test: screenshots and the browser's console log are in \(output)")
+        }
+        return (status, checks, Set(checks.compactMap { $0["check"] as? String }))
+    }
+
     @Test(
         "in headless Chromium: a curl request is listed within a second, a miss shows the differing field, filters and body search narrow the list, copy as curl reproduces the request, save to cassette writes it",
         .enabled(if: shouldRun, "chromium, chromium-driver or selenium is missing: run tools/browser.sh install"),
@@ -136,37 +168,9 @@ struct InspectorBrowserTests {
             "base": "http://127.0.0.1:\(port)", "session": sessionID, "output": Self.output,
             "saveCassette": "live.json",
         ]
-        let argument = String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self)
-        let browser = try KakapoProcess([Self.driver, argument], executable: Self.python)
-        let status = try await browser.waitForExit(timeout: .seconds(90))
-
-        // One CHECK line per check, each with what it saw.
-        let checks = browser.standardOutput.split(separator: "\n").filter { $0.hasPrefix("CHECK ") }.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.dropFirst(6).utf8))) as? [String: Any]
-        }
-        for check in checks {
-            let name = check["check"] as? String ?? "?"
-            let description = check["description"] as? String ?? ""
-            let message = check["message"] as? String ?? ""
-            if let known = Self.knownIssues[name] {
-                withKnownIssue(Comment(rawValue: known), isIntermittent: true) {
-                    #expect(check["ok"] as? Bool == true, "\(name): \(description): \(message)")
-                }
-            } else {
-                #expect(check["ok"] as? Bool == true, "\(name): \(description): \(message)")
-            }
-        }
-        let ran = Set(checks.compactMap { $0["check"] as? String })
-        #expect(
-            ran.isSuperset(of: [
-                "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "f", "screenshot",
-            ]),
-            "the driver ran only \(ran.sorted()) (exit \(status)): \(browser.standardError)")
-        // 1 is a failed check, reported above; anything else is the driver's own failure.
-        #expect(status == 0 || status == 1, "the driver exited \(status): \(browser.standardError)")
-        if status != 0 || checks.contains(where: { $0["ok"] as? Bool != true }) {
-            print("inspector browser test: screenshots and the browser's console log are in \(Self.output)")
-        }
+        let (status, _, ran) = try await Self.drive(configuration)
+        let all: Set = ["page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "f", "screenshot"]
+        #expect(ran.isSuperset(of: all), "the driver ran only \(ran.sorted()) (exit \(status))")
 
         kakapo.send(SIGINT)
         #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
@@ -191,5 +195,30 @@ struct InspectorBrowserTests {
             #expect(!saved.contains("sk_live_0123456789abcdefghij"), "the bearer token reached the cassette: \(saved)")
             #expect(!saved.contains("/live/orders"), "only the saved exchange is in the cassette: \(saved)")
         }
+    }
+
+    @Test(
+        "in headless Chromium with --admin-token: the page loads without it, asks for it, refuses a wrong one, goes live with the right one and keeps it across a reload",
+        .enabled(if: shouldRun, "chromium, chromium-driver or selenium is missing: run tools/browser.sh install"),
+        .timeLimit(.minutes(1)))
+    func adminToken() async throws {
+        try #require(
+            Self.missing.isEmpty,
+            "CI=true and \(Self.missing.joined(separator: ", ")) missing: run tools/browser.sh install")
+        let directory = try Fixtures.temporaryDirectory()
+        let token = "inspector-token-7c1e"
+        try token.write(toFile: directory + "/token", atomically: true, encoding: .utf8)
+        let upstream = try await Self.upstream()
+        let kakapo = try KakapoProcess([
+            "serve", "--mode", "passthrough", "--upstream", upstream.baseURL, "--admin-token-file",
+            directory + "/token", "--port", "0",
+        ])
+        let port = try await kakapo.waitUntilListening()
+        let (status, _, ran) = try await Self.drive([
+            "base": "http://127.0.0.1:\(port)", "session": "", "output": Self.output + "-token", "token": token,
+        ])
+        #expect(ran == ["token", "token-a", "token-kept"], "the driver ran only \(ran.sorted()) (exit \(status))")
+        kakapo.send(SIGINT)
+        #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
     }
 }
