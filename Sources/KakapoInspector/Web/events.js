@@ -32,9 +32,13 @@ export class SSEParser {
     this.sawCR = false;
     let input = this.buffer + chunk;
     let start = 0;
+    // Each search resumes where the last one found its character: a fresh indexOf('\r', start) per line
+    // would scan to the end of a chunk without \r for every line (quadratic in the chunk's size).
+    let lf = -2;
+    let cr = -2;
     for (;;) {
-      const lf = input.indexOf('\n', start);
-      const cr = input.indexOf('\r', start);
+      if (lf !== -1 && lf < start) lf = input.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = input.indexOf('\r', start);
       let end;
       if (lf === -1 && cr === -1) break;
       if (cr === -1 || (lf !== -1 && lf < cr)) end = lf;
