@@ -14,13 +14,14 @@ package struct InspectorRecord: Sendable {
 
         package var isWhole: Bool { bytes.count == size }
 
-        /// `bytes` kept within the limit; `json` bodies are kept whole or not at all.
-        init(_ bytes: [UInt8], json: Bool) {
+        /// `bytes` kept within the limit; bodies `headers` call JSON or a form are kept whole or not at all
+        /// (the headers are only looked at for a body over the limit: most requests never pay for it).
+        init(_ bytes: [UInt8], headers: HTTP.Headers) {
             size = bytes.count
             if bytes.count <= InspectorRecord.bodyLimit {
                 self.bytes = bytes
             } else {
-                self.bytes = json ? [] : Array(bytes.prefix(InspectorRecord.bodyLimit))
+                self.bytes = InspectorRecord.isStructured(headers) ? [] : Array(bytes.prefix(InspectorRecord.bodyLimit))
             }
         }
     }
@@ -60,7 +61,7 @@ package struct InspectorRecord: Sendable {
     /// The record of `request` answered with `answer` (with its event already made).
     init(event: InspectorEvent, request: HTTP.Request, answer: Answer) {
         self.event = event
-        let requestBody = Body(request.body, json: Self.isStructured(request.headers))
+        let requestBody = Body(request.body, headers: request.headers)
         var kept = request
         if !requestBody.isWhole { kept.body = requestBody.bytes }
         var cost = requestBody.bytes.count + Self.cost(of: request.headers) + request.target.utf8.count + 64
@@ -69,7 +70,7 @@ package struct InspectorRecord: Sendable {
             cost += Self.cost(of: headers)
             switch body {
             case .bytes(let bytes):
-                let kept = Body(bytes, json: Self.isStructured(headers))
+                let kept = Body(bytes, headers: headers)
                 cost += kept.bytes.count
                 response = Response(
                     status: status, headers: headers, body: kept, chunks: nil, chunksSize: 0, live: false)
