@@ -288,4 +288,42 @@ struct InspectorEndpointsTests {
         let last = try await Self.detail(harness, "/upload/39")
         #expect(last["request"]?["body"]?["kept"]?.numberValue?.intValue == 1 << 20)
     }
+
+    @Test("in a cassette session, events name the session, the cassette view is the session's, and save writes there")
+    func sessions() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        var configuration = ProxyConfiguration(mode: .new, upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.sessionDirectory = directory
+        configuration.recordFilter = try RecordFilter(passthrough: ["/live/**"])
+        let harness = try await ProxyHarness.start(configuration)
+        defer { Task { await harness.stop() } }
+        let id = try await SessionTests.open(harness.port, #"{"cassette": "mine.json", "mode": "new"}"#)
+        _ = try await harness.client.send(.get, "/kept", headers: ["X-Kakapo-Session": id])
+        _ = try await harness.client.send(.get, "/live/3", headers: ["X-Kakapo-Session": id])
+        let live = try await Self.detail(harness, "/live/3")
+        #expect(live["session"]?.stringValue == id)
+        #expect(live["source"] == "passthrough")
+        // As the app sent it (its value redacted: a session-named header is a credential to the redactor).
+        #expect(Self.header("X-Kakapo-Session", in: live["request"]) != nil)
+        let number = try #require(live["id"]?.numberValue?.intValue)
+        let saved = try await harness.send(.post, "/__kakapo/requests/\(number)/save", json: "{}")
+        #expect(saved.status == 201, "\(saved.text)")
+        #expect(try JSONParser.parse(saved.body)["cassette"] == "mine.json")
+
+        let readOnly = try await SessionTests.open(harness.port, #"{"cassette": "other.json", "mode": "passthrough"}"#)
+        _ = try await harness.client.send(.get, "/live/4", headers: ["X-Kakapo-Session": readOnly])
+        let refused = try await Self.detail(harness, "/live/4")
+        #expect(refused["canSave"] == false)
+        #expect(refused["cannotSave"]?.stringValue?.contains("does not record") == true, "\(refused)")
+        let view = try await harness.client.send(.get, "/__kakapo/cassette?session=\(id)")
+        #expect(view.status == 200)
+        #expect(try JSONParser.parse(view.body)["cassette"] == "mine.json")
+
+        let closed = try await SessionTests.admin(harness.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(closed.status == 200)
+        let text = try String(contentsOfFile: directory + "/mine.json", encoding: .utf8)
+        #expect(text.contains("/kept") && text.contains("/live/3"), "\(text)")
+        await upstream.stop()
+    }
 }
