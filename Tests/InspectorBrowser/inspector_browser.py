@@ -20,6 +20,7 @@ Selenium is handed /usr/bin/chromedriver (tools/browser.sh installs it with Debi
 downloads a driver.
 """
 
+import http.client
 import json
 import subprocess
 import sys
@@ -542,6 +543,7 @@ class Inspector:
                 "the cassette view lists no row for the saved PUT /live/profile",
                 lambda: [e.text for e in self.driver.find_elements(*by_testid("cassette-row"))
                          if e.is_displayed() and "/live/profile" in e.text],
+                timeout=4,
             )
             served = self.admin_json("/__kakapo/cassette").get("interactions", [])
             expect(any("/live/profile" in str(i.get("url")) for i in served),
@@ -568,6 +570,75 @@ class Inspector:
         else:
             self.driver.get(self.base + "/__kakapo/ui")
         self.element("filter-text")
+
+    def check_image(self):
+        detail = self.open_detail("logo")
+        size = self.wait(
+            "the PNG response is not shown as an image (an <img> from a blob: or data: URL, decoded)",
+            lambda: next(
+                ((img.get_property("naturalWidth"), img.get_property("naturalHeight"))
+                 for img in detail.find_elements(By.TAG_NAME, "img")
+                 if (img.get_attribute("src") or "").startswith(("blob:", "data:"))
+                 and img.get_property("naturalWidth")),
+                None,
+            ),
+        )
+        expect(list(size) == [24, 24], f"the image is {size}, not the 24x24 PNG the upstream sent")
+        self.close_detail()
+        return f"the PNG is shown, {size[0]}x{size[1]}"
+
+    def check_many(self):
+        """Thousands of rows: the list keeps up, a filter answers at once, and the oldest row is a scroll away."""
+        count = 2500
+        parts = urllib.parse.urlsplit(self.base)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        started = time.monotonic()
+        # Misses of the session's cassette: answered by Kakapo alone (about a millisecond each), each a row.
+        for n in range(count):
+            connection.request("GET", f"/users?page=1&many={n}", headers={"X-Kakapo-Session": self.session})
+            answer = connection.getresponse()
+            answer.read()
+            expect(answer.status == 404, f"GET /users?page=1&many={n} answered {answer.status}")
+        connection.close()
+        sent = time.monotonic() - started
+        counter = self.element("row-count")
+
+        def held():
+            digits = "".join(ch for ch in counter.text.split(" requests")[0].split(" of ")[-1] if ch.isdigit())
+            return int(digits) if digits else 0
+
+        least = count + len(self.ids)
+        self.wait(f"the page does not count {least} requests", lambda: held() >= least, timeout=15)
+        caught_up = time.monotonic() - started - sent
+        # The last one is on top; a filter finds one row among thousands at once.
+        self.wait("the newest row is not the last request", lambda: any(
+            f"many={count - 1}" in text for text in self.rows().values()))
+        began = time.monotonic()
+        self.set_filter("filter-text", f"many={count // 2}")
+        self.wait("the filter did not narrow thousands of rows to one", lambda: [
+            t for t in self.rows().values() if "many=" in t] == [t for t in self.rows().values()
+                                                                   if f"many={count // 2}" in t] != [])
+        filtering = time.monotonic() - began
+        self.set_filter("filter-text", "")
+        expect(filtering < 2.0, f"filtering {least} rows took {filtering:.2f} s")
+        # The oldest row is reached by scrolling to the bottom of the virtualized list.
+        began = time.monotonic()
+        bottom = (
+            "const v = document.querySelector('[data-testid=\"request-list\"] .viewport')"
+            " ?? document.querySelector('[data-testid=\"request-list\"]'); v.scrollTop = v.scrollHeight;"
+        )
+
+        def oldest_shown():
+            # Scrolled again on every look: the list may still be settling after the filter was cleared.
+            self.driver.execute_script(bottom)
+            return self.ids["ping"] in self.rows()
+
+        self.wait("scrolled to the bottom, the oldest request (the first ping) is not shown", oldest_shown)
+        scrolling = time.monotonic() - began
+        shown = len(self.displayed_rows())
+        expect(shown < 200, f"{shown} rows are in the DOM: the list is not virtualized")
+        return (f"{count} requests sent in {sent:.2f} s, listed {caught_up:.2f} s later; a filter took "
+                f"{filtering * 1000:.0f} ms, scrolling to the oldest {scrolling * 1000:.0f} ms; {shown} rows in the DOM")
 
     def check_clean(self):
         self.collect_console()
@@ -668,6 +739,7 @@ class Inspector:
                 ("d", "copy as curl gives a command that reproduces the request", self.check_curl),
                 ("e", "save to cassette records a passthrough exchange", self.check_save),
                 ("e-view", "the cassette view lists the saved interaction", self.check_cassette_view),
+                ("img", "an image response is shown as the image", self.check_image),
                 ("f", "no console errors, and no row for the page's own requests", self.check_clean),
             ]
             for check, description, body in steps:
@@ -678,6 +750,7 @@ class Inspector:
                     break
             else:
                 self.run("screenshot", "a screenshot of the list with a miss open", self.screenshot)
+                self.run("many", "thousands of rows keep the page quick", self.check_many)
         finally:
             self.collect_console()
             (self.output / "console.log").write_text("\n".join(json.dumps(e) for e in self.console) + "\n")

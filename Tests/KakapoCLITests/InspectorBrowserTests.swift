@@ -169,7 +169,9 @@ struct InspectorBrowserTests {
             "saveCassette": "live.json",
         ]
         let (status, _, ran) = try await Self.drive(configuration)
-        let all: Set = ["page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "f", "screenshot"]
+        let all: Set = [
+            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "f", "screenshot", "many",
+        ]
         #expect(ran.isSuperset(of: all), "the driver ran only \(ran.sorted()) (exit \(status))")
 
         kakapo.send(SIGINT)
