@@ -28,6 +28,9 @@ package final class InspectorEvents: @unchecked Sendable {
     let window: Int
     /// The most bytes handed to a reader at once.
     static let pieceLimit = 64 << 10
+    /// How long a reader may take nothing before it is let go: a client that stopped reading for good (or
+    /// a stream whose connection went before its answer was written) holds its window no longer.
+    static let stuckNanoseconds: UInt64 = 120_000_000_000
 
     /// One reader, touched only on `queue`.
     private final class Reader {
@@ -40,7 +43,10 @@ package final class InspectorEvents: @unchecked Sendable {
         /// The last id delivered before the first of those.
         var droppedAfter = 0
         /// The client is behind: nothing more is handed over until the resumer runs.
-        var paused = false
+        var paused = false {
+            didSet { if paused && !oldValue { pausedSince = DispatchTime.now().uptimeNanoseconds } }
+        }
+        var pausedSince: UInt64 = 0
         var lastWrite = DispatchTime.now().uptimeNanoseconds
 
         init(number: Int, live: LiveResponse, lastID: Int) {
@@ -107,6 +113,8 @@ package final class InspectorEvents: @unchecked Sendable {
     /// How many readers follow the events now (for tests).
     package var readerCount: Int { queue.sync { readers.count } }
 
+    deinit { timer?.cancel() }
+
     private func startTimer() {
         guard timer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -130,6 +138,11 @@ package final class InspectorEvents: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         readers.removeAll { reader in
             if reader.live.isCancelled { return true }
+            if reader.paused && now > reader.pausedSince && now - reader.pausedSince > Self.stuckNanoseconds {
+                // Broken off: its connection closes once (if ever) the client takes what was written.
+                reader.live.finish(broken: true)
+                return true
+            }
             deliver(bytes, ends: ends, ids: ids, to: reader)
             if droppedAfterThem > 0 {
                 // Queued for nobody: every reader misses them, after what it got.
