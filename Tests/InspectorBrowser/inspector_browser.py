@@ -369,7 +369,7 @@ class Inspector:
     def make_traffic(self):
         if "ping" not in self.ids:  # Check a failed before it found its request.
             self.ids["ping"] = self.find_entry("GET", REQUESTS["ping"]["target"], after=self.baseline)
-        for name in ["hit", "query-miss", "body-miss", "order", "not-found", "delete", "logo", "profile", "boom"]:
+        for name in ["hit", "query-miss", "body-miss", "order", "not-found", "delete", "logo", "profile", "boom", "stream"]:
             self.make(name)
         ids = self.ids.copy()
         self.wait(
@@ -422,7 +422,7 @@ class Inspector:
     def check_filters(self):
         cases = [
             ("filter-source", "miss", ["query-miss", "body-miss"]),
-            ("filter-source", "cassette", ["hit"]),
+            ("filter-source", "cassette", ["hit", "stream"]),
             ("filter-status", "4xx", ["query-miss", "body-miss", "not-found"]),
             ("filter-status", "5xx", ["boom"]),
             ("filter-method", "POST", ["body-miss", "order"]),
@@ -640,6 +640,19 @@ class Inspector:
         return (f"{count} requests sent in {sent:.2f} s, listed {caught_up:.2f} s later; a filter took "
                 f"{filtering * 1000:.0f} ms, scrolling to the oldest {scrolling * 1000:.0f} ms; {shown} rows in the DOM")
 
+    def check_stream(self):
+        detail = self.open_detail("stream")
+
+        def chunk_rows():
+            return [row.text for row in detail.find_elements(By.CSS_SELECTOR, "tr") if "data: " in row.text]
+
+        rows = self.wait("the replayed stream's detail does not list its three chunks", lambda: (
+            lambda found: found if len(found) == 3 else None)(chunk_rows()))
+        expect("data: two" in rows[1] and "40" in rows[1], f"the second chunk is not 'data: two' at 40 ms: {rows}")
+        expect("data: three" in rows[2] and "80" in rows[2], f"the third chunk is not 'data: three' at 80 ms: {rows}")
+        self.close_detail()
+        return f"chunks {rows}"
+
     def check_clean(self):
         self.collect_console()
         errors = [entry for entry in self.console if entry.get("level") == "SEVERE"]
@@ -740,6 +753,7 @@ class Inspector:
                 ("e", "save to cassette records a passthrough exchange", self.check_save),
                 ("e-view", "the cassette view lists the saved interaction", self.check_cassette_view),
                 ("img", "an image response is shown as the image", self.check_image),
+                ("stream", "a replayed stream shows its chunks with their offsets", self.check_stream),
                 ("f", "no console errors, and no row for the page's own requests", self.check_clean),
             ]
             for check, description, body in steps:
@@ -782,6 +796,7 @@ REQUESTS = {
         "body": '{"name":"Ada","password":"' + PASSWORD + '"}',
     },
     "boom": {"method": "GET", "target": "/live/boom", "status": 500},
+    "stream": {"method": "GET", "target": "/events/feed", "status": 200, "session": True},
 }
 REQUESTS_MADE = list(REQUESTS)
 

@@ -46,7 +46,7 @@ struct InspectorBrowserTests {
                 "iVBORw0KGgoAAAANSUhEUgAAABgAAAAYCAIAAABvFaqvAAAATklEQVR42mP4+uEOVRADzQ3y6rHBikgwCJcR+I1jIMMUrGYxkGcKplkMZJuCZha1DSLPFGSzRg0aNWgwpmxqZlpqFiPULNioWdQOcC0CAEboA4lerv0NAAAAAElFTkSuQmCC"
         )!)
 
-    /// The session's cassette: GET /users?page=1 and POST /search naming Ada.
+    /// The session's cassette: GET /users?page=1, POST /search naming Ada, and a stream of three events.
     static let cassette = #"""
         {
           "version": 1,
@@ -74,6 +74,20 @@ struct InspectorBrowserTests {
               },
               "recordedAt": "2026-11-20T09:00:01.000Z",
               "durationMs": 4.1
+            },
+            {
+              "request": {"method": "GET", "url": "/events/feed", "headers": [["Accept", "text/event-stream"]]},
+              "response": {
+                "status": 200,
+                "headers": [["Content-Type", "text/event-stream"]],
+                "chunks": [
+                  {"text": "data: one\n\n", "offsetMs": 0},
+                  {"text": "data: two\n\n", "offsetMs": 40},
+                  {"text": "data: three\n\n", "offsetMs": 80}
+                ]
+              },
+              "recordedAt": "2026-11-20T09:00:02.000Z",
+              "durationMs": 80.5
             }
           ]
         }
@@ -170,7 +184,8 @@ struct InspectorBrowserTests {
         ]
         let (status, _, ran) = try await Self.drive(configuration)
         let all: Set = [
-            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "f", "screenshot", "many",
+            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "stream", "f", "screenshot",
+            "many",
         ]
         #expect(ran.isSuperset(of: all), "the driver ran only \(ran.sorted()) (exit \(status))")
 
