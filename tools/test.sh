@@ -33,6 +33,18 @@ trap 'tools/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "
 KAKAPO_TEST_POSTGRES_URL=$(tools/postgres.sh start "$pgdir")
 export KAKAPO_TEST_POSTGRES_URL KAKAPO_TEST_POSTGRES_DIR="$pgdir"
 
+# The inspector page's pure JavaScript modules, with Node's own test runner (Debian's nodejs when missing).
+if ! command -v node >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs >/dev/null
+fi
+node --test Tests/InspectorJS/
+
+# The real browser of the inspector's browser test: Debian's chromium and chromium-driver, selenium in the
+# venv (under CI=true the test fails when they are missing).
+tools/browser.sh install >/dev/null
+
 # tinyproxy, the corporate proxy of the upstream-proxy tests (they start their own instances; under
 # CI=true they fail when it is missing).
 tools/tinyproxy.sh install >/dev/null
