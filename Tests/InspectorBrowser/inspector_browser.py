@@ -653,6 +653,45 @@ class Inspector:
         self.close_detail()
         return f"chunks {rows}"
 
+    def check_session_cassette(self):
+        """The cassette view of the session: its three interactions, which were used, which is stale, and one's
+        detail."""
+        self.element("tab-cassette").click()
+        try:
+            picker = Select(self.element("session-picker"))
+            option = next((o for o in picker.options if self.session in (o.get_attribute("value") or "") + o.text),
+                          None)
+            expect(option is not None, "the session picker does not offer the session "
+                   + self.session + ": " + ", ".join(o.text for o in picker.options))
+            picker.select_by_visible_text(option.text)
+
+            def rows():
+                found = [e.text for e in self.driver.find_elements(*by_testid("cassette-row")) if e.is_displayed()]
+                return found if len(found) == 3 and any("/search" in row for row in found) else None
+
+            found = self.wait("the session's cassette view does not list its three interactions", rows)
+            by_url = {url: next(row for row in found if url in row) for url in ["/users?page=1", "/search", "/events/feed"]}
+
+            def badges(row):
+                words = row.lower().split()
+                return {"used": "used" in words, "stale": "stale" in words}
+
+            expect(badges(by_url["/users?page=1"]) == {"used": True, "stale": False},
+                   f"GET /users?page=1 (replayed, an hour old): {by_url['/users?page=1']!r}")
+            expect(badges(by_url["/events/feed"]) == {"used": True, "stale": False},
+                   f"GET /events/feed (replayed, an hour old): {by_url['/events/feed']!r}")
+            expect(badges(by_url["/search"]) == {"used": False, "stale": True},
+                   f"POST /search (never matched, recorded in 2021): {by_url['/search']!r}")
+            row = next(e for e in self.driver.find_elements(*by_testid("cassette-row"))
+                       if e.is_displayed() and "/search" in e.text)
+            row.click()
+            detail = self.element("cassette-detail")
+            self.wait("the interaction's detail does not show its recorded request body (Ada)",
+                      lambda: "Ada" in detail.text and "/search" in detail.text)
+        finally:
+            self.back_to_requests()
+        return f"rows {found}"
+
     def check_clean(self):
         self.collect_console()
         errors = [entry for entry in self.console if entry.get("level") == "SEVERE"]
@@ -754,6 +793,8 @@ class Inspector:
                 ("e-view", "the cassette view lists the saved interaction", self.check_cassette_view),
                 ("img", "an image response is shown as the image", self.check_image),
                 ("stream", "a replayed stream shows its chunks with their offsets", self.check_stream),
+                ("cassette", "the session's cassette: used and stale interactions, and one's detail",
+                 self.check_session_cassette),
                 ("f", "no console errors, and no row for the page's own requests", self.check_clean),
             ]
             for check, description, body in steps:

@@ -46,52 +46,58 @@ struct InspectorBrowserTests {
                 "iVBORw0KGgoAAAANSUhEUgAAABgAAAAYCAIAAABvFaqvAAAATklEQVR42mP4+uEOVRADzQ3y6rHBikgwCJcR+I1jIMMUrGYxkGcKplkMZJuCZha1DSLPFGSzRg0aNWgwpmxqZlpqFiPULNioWdQOcC0CAEboA4lerv0NAAAAAElFTkSuQmCC"
         )!)
 
-    /// The session's cassette: GET /users?page=1, POST /search naming Ada, and a stream of three events.
-    static let cassette = #"""
-        {
-          "version": 1,
-          "interactions": [
+    /// The session's cassette: GET /users?page=1, POST /search naming Ada (stale), and a stream of three events.
+    static var cassette: String {
+        // Recorded an hour ago, but POST /search years ago: stale under --max-age 30d.
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let recent = format.string(from: Date().addingTimeInterval(-3600))
+        return #"""
             {
-              "request": {"method": "GET", "url": "/users?page=1", "headers": [["Accept", "application/json"]]},
-              "response": {
-                "status": 200,
-                "headers": [["Content-Type", "application/json"]],
-                "body": {"json": {"page": 1, "users": [{"id": 1, "name": "Ada Lovelace"}, {"id": 2, "name": "Grace Hopper"}]}}
-              },
-              "recordedAt": "2026-11-20T09:00:00.000Z",
-              "durationMs": 3.2
-            },
-            {
-              "request": {
-                "method": "POST", "url": "/search",
-                "headers": [["Content-Type", "application/json"]],
-                "body": {"json": {"user": {"name": "Ada"}, "limit": 10}}
-              },
-              "response": {
-                "status": 200,
-                "headers": [["Content-Type", "application/json"]],
-                "body": {"json": {"results": [{"id": 1, "name": "Ada Lovelace"}]}}
-              },
-              "recordedAt": "2026-11-20T09:00:01.000Z",
-              "durationMs": 4.1
-            },
-            {
-              "request": {"method": "GET", "url": "/events/feed", "headers": [["Accept", "text/event-stream"]]},
-              "response": {
-                "status": 200,
-                "headers": [["Content-Type", "text/event-stream"]],
-                "chunks": [
-                  {"text": "data: one\n\n", "offsetMs": 0},
-                  {"text": "data: two\n\n", "offsetMs": 40},
-                  {"text": "data: three\n\n", "offsetMs": 80}
-                ]
-              },
-              "recordedAt": "2026-11-20T09:00:02.000Z",
-              "durationMs": 80.5
+              "version": 1,
+              "interactions": [
+                {
+                  "request": {"method": "GET", "url": "/users?page=1", "headers": [["Accept", "application/json"]]},
+                  "response": {
+                    "status": 200,
+                    "headers": [["Content-Type", "application/json"]],
+                    "body": {"json": {"page": 1, "users": [{"id": 1, "name": "Ada Lovelace"}, {"id": 2, "name": "Grace Hopper"}]}}
+                  },
+                  "recordedAt": "\#(recent)",
+                  "durationMs": 3.2
+                },
+                {
+                  "request": {
+                    "method": "POST", "url": "/search",
+                    "headers": [["Content-Type", "application/json"]],
+                    "body": {"json": {"user": {"name": "Ada"}, "limit": 10}}
+                  },
+                  "response": {
+                    "status": 200,
+                    "headers": [["Content-Type", "application/json"]],
+                    "body": {"json": {"results": [{"id": 1, "name": "Ada Lovelace"}]}}
+                  },
+                  "recordedAt": "2021-03-01T09:00:01.000Z",
+                  "durationMs": 4.1
+                },
+                {
+                  "request": {"method": "GET", "url": "/events/feed", "headers": [["Accept", "text/event-stream"]]},
+                  "response": {
+                    "status": 200,
+                    "headers": [["Content-Type", "text/event-stream"]],
+                    "chunks": [
+                      {"text": "data: one\n\n", "offsetMs": 0},
+                      {"text": "data: two\n\n", "offsetMs": 40},
+                      {"text": "data: three\n\n", "offsetMs": 80}
+                    ]
+                  },
+                  "recordedAt": "\#(recent)",
+                  "durationMs": 80.5
+                }
+              ]
             }
-          ]
-        }
-        """#
+            """#
+    }
 
     /// The live API behind Kakapo, answering what the driver asks for under /live.
     static func upstream() async throws -> TestUpstream {
@@ -172,7 +178,7 @@ struct InspectorBrowserTests {
         let kakapo = try KakapoProcess(
             [
                 "serve", "--mode", "passthrough", "--upstream", upstream.baseURL, "--cassette", "live.json",
-                "--cassette-dir", "cassettes", "--port", "0",
+                "--cassette-dir", "cassettes", "--max-age", "30d", "--port", "0",
             ], directory: directory)
         let port = try await kakapo.waitUntilListening()
         let session = try await SessionCLITests.open(port, #"{"cassette": "api.json", "mode": "none"}"#)
@@ -184,7 +190,8 @@ struct InspectorBrowserTests {
         ]
         let (status, _, ran) = try await Self.drive(configuration)
         let all: Set = [
-            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "stream", "f", "screenshot",
+            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "stream", "cassette", "f",
+            "screenshot",
             "many",
         ]
         #expect(ran.isSuperset(of: all), "the driver ran only \(ran.sorted()) (exit \(status))")
