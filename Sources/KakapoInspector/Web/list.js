@@ -1,12 +1,19 @@
 // list.js: the live list of requests, newest first. It holds up to MAX_ROWS entries (older ones leave, with a
 // note), renders only the rows in view (a pool of row elements moved with CSS transforms), and takes new entries
-// in one batch per animation frame, so ten thousand requests a second cost the page one small render a frame.
+// in batches at most ARRIVAL_INTERVAL apart (scrolling, filtering and the keyboard still render every frame).
 // Keyboard: j/k or the arrows move, Home/End, PageUp/PageDown, Enter opens (wired by app.js on the grid).
 
 import { formatBytes, formatClock, formatDuration, hostOf, pathOf, SOURCES, statusClass, truncate } from './format.js';
 
 /** The most entries the page keeps; the oldest leave first. */
 export const MAX_ROWS = 10_000;
+
+/**
+ * How long new entries wait to be drawn, at most: rendering them every animation frame while thousands of
+ * requests a second arrive cost the browser 38% of a core and Kakapo a quarter of its throughput on 2 cores;
+ * five renders a second cost it 10% (tools/bench-inspector).
+ */
+export const ARRIVAL_INTERVAL = 200;
 
 /** A row's height in pixels; inspector.css's .row height must agree. */
 export const ROW_HEIGHT = 24;
@@ -33,6 +40,7 @@ export class RequestList {
     this.selectedId = null;
     this.trimmed = 0;
     this.frame = 0;
+    this.arrivals = 0;
     this.pool = [];
     this.build(root);
   }
@@ -80,12 +88,16 @@ export class RequestList {
     this.grid.addEventListener('keydown', (event) => this.key(event));
   }
 
-  /** Takes new entries (oldest first); they show at the next animation frame. */
+  /** Takes new entries (oldest first); they show within ARRIVAL_INTERVAL milliseconds. */
   add(entries) {
     for (const entry of entries) this.pending.push(entry);
     // A stalled tab (in the background, frames stop) must not hold more than the list would keep.
     if (this.pending.length > MAX_ROWS * 2) this.pending.splice(0, this.pending.length - MAX_ROWS);
-    this.schedule();
+    if (this.arrivals || this.frame) return;
+    this.arrivals = setTimeout(() => {
+      this.arrivals = 0;
+      this.schedule();
+    }, ARRIVAL_INTERVAL);
   }
 
   /** Pauses (new entries wait, the list stands still) or follows again. */
