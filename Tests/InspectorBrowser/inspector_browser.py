@@ -369,7 +369,7 @@ class Inspector:
     def make_traffic(self):
         if "ping" not in self.ids:  # Check a failed before it found its request.
             self.ids["ping"] = self.find_entry("GET", REQUESTS["ping"]["target"], after=self.baseline)
-        for name in ["hit", "query-miss", "body-miss", "order", "not-found", "delete", "logo", "profile", "boom", "stream"]:
+        for name in ["hit", "query-miss", "body-miss", "order", "not-found", "delete", "logo", "profile", "boom", "stream", "route", "todo"]:
             self.make(name)
         ids = self.ids.copy()
         self.wait(
@@ -423,9 +423,11 @@ class Inspector:
         cases = [
             ("filter-source", "miss", ["query-miss", "body-miss"]),
             ("filter-source", "cassette", ["hit", "stream"]),
+            ("filter-source", "route", ["route"]),
+            ("filter-source", "store", ["todo"]),
             ("filter-status", "4xx", ["query-miss", "body-miss", "not-found"]),
             ("filter-status", "5xx", ["boom"]),
-            ("filter-method", "POST", ["body-miss", "order"]),
+            ("filter-method", "POST", ["body-miss", "order", "todo"]),
             ("filter-method", "DELETE", ["delete"]),
             ("filter-text", "orders", ["order", "delete"]),
             ("filter-host", "127.0.0.1", list(REQUESTS_MADE)),
@@ -692,6 +694,34 @@ class Inspector:
             self.back_to_requests()
         return f"rows {found}"
 
+    def check_routes_store(self):
+        """The routes (from the file) and the Store's collections, read-only, in the cassette view's panes."""
+        self.element("tab-cassette").click()
+        try:
+            self.element("pane-routes").click()
+            self.wait("the routes pane does not show the file's route GET /hello/:name and the /todos resource",
+                      lambda: (lambda text: "/hello/:name" in text and "/todos" in text)(
+                          self.driver.find_element(By.ID, "view-cassette").text))
+            self.element("pane-store").click()
+
+            def entities_shown():
+                # As a person would: open every closed node of the trees (they fill as they open), then look.
+                self.driver.execute_script(
+                    "document.querySelectorAll('#view-cassette details:not([open])').forEach(d => d.open = true)")
+                text = self.driver.find_element(By.ID, "view-cassette").text
+                return "buy seeds" in text and "feed the kakapo" in text
+
+            self.wait("the Store pane does not show the seeded todo and the one POST /todos made", entities_shown)
+            editable = self.driver.execute_script(
+                "return document.querySelectorAll('#view-cassette input:not([type=checkbox]):not([type=search])"
+                ":not([data-testid=cassette-filter]), #view-cassette textarea, #view-cassette [contenteditable=true]')"
+                ".length")
+            expect(editable == 0, f"the Store pane has {editable} editable fields: it should be read-only")
+            self.element("pane-interactions").click()
+        finally:
+            self.back_to_requests()
+        return "route, resource and Store entities shown"
+
     def check_clean(self):
         self.collect_console()
         errors = [entry for entry in self.console if entry.get("level") == "SEVERE"]
@@ -795,6 +825,7 @@ class Inspector:
                 ("stream", "a replayed stream shows its chunks with their offsets", self.check_stream),
                 ("cassette", "the session's cassette: used and stale interactions, and one's detail",
                  self.check_session_cassette),
+                ("routes", "the routes and the Store, read-only", self.check_routes_store),
                 ("f", "no console errors, and no row for the page's own requests", self.check_clean),
             ]
             for check, description, body in steps:
@@ -838,6 +869,11 @@ REQUESTS = {
     },
     "boom": {"method": "GET", "target": "/live/boom", "status": 500},
     "stream": {"method": "GET", "target": "/events/feed", "status": 200, "session": True},
+    "route": {"method": "GET", "target": "/hello/ada", "status": 200},
+    "todo": {
+        "method": "POST", "target": "/todos", "status": 201,
+        "headers": ["Content-Type: application/json"], "body": '{"title":"buy seeds"}',
+    },
 }
 REQUESTS_MADE = list(REQUESTS)
 

@@ -171,6 +171,19 @@ struct InspectorBrowserTests {
         let live = directory + "/live.json"
         try #"{"version": 1, "interactions": []}"#.write(toFile: live, atomically: true, encoding: .utf8)
 
+        // A route and a Store resource answer before everything else.
+        try """
+        routes:
+          - method: GET
+            path: /hello/:name
+            response:
+              json: {hello: "{{params.name}}"}
+        resources:
+          - path: /todos
+            seed: todos.json
+        """.write(toFile: directory + "/inspector.routes.yaml", atomically: true, encoding: .utf8)
+        try #"[{"id": 1, "title": "feed the kakapo", "done": false}]"#.write(
+            toFile: directory + "/todos.json", atomically: true, encoding: .utf8)
         let upstream = try await Self.upstream()
         // Live traffic is forwarded (mode passthrough) and can be saved into live.json; the session replays
         // api.json (mode none), so its unknown requests are misses with a nearest recording.
@@ -178,7 +191,7 @@ struct InspectorBrowserTests {
         let kakapo = try KakapoProcess(
             [
                 "serve", "--mode", "passthrough", "--upstream", upstream.baseURL, "--cassette", "live.json",
-                "--cassette-dir", "cassettes", "--max-age", "30d", "--port", "0",
+                "--cassette-dir", "cassettes", "--max-age", "30d", "--routes", "inspector.routes.yaml", "--port", "0",
             ], directory: directory)
         let port = try await kakapo.waitUntilListening()
         let session = try await SessionCLITests.open(port, #"{"cassette": "api.json", "mode": "none"}"#)
@@ -190,9 +203,9 @@ struct InspectorBrowserTests {
         ]
         let (status, _, ran) = try await Self.drive(configuration)
         let all: Set = [
-            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "stream", "cassette", "f",
-            "screenshot",
-            "many",
+            "page", "a", "traffic", "b", "keys", "c", "c-rows", "d", "e", "e-view", "img", "stream", "cassette",
+            "routes",
+            "f", "screenshot", "many",
         ]
         #expect(ran.isSuperset(of: all), "the driver ran only \(ran.sorted()) (exit \(status))")
 
