@@ -19,6 +19,14 @@ extension InspectorEndpoints {
         guard let detail = record.detail, let response = detail.response, let body = response.body else {
             return "its detail is no longer held"
         }
+        // A body streamed upstream as it arrived (passthrough) was never held: the request has none here.
+        let request = detail.request
+        if request.body.isEmpty,
+            request.headers["Transfer-Encoding"] != nil
+                || (request.headers["Content-Length"].flatMap { Int($0) } ?? 0) > 0
+        {
+            return "its request body went upstream as it arrived and was not kept"
+        }
         guard detail.requestBody.isWhole, body.isWhole else {
             return
                 "its request or response body was larger than \(InspectorRecord.bodyLimit) bytes and was not kept whole"

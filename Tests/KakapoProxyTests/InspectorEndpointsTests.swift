@@ -204,6 +204,12 @@ struct InspectorEndpointsTests {
         let saved = try await harness.send(.post, "/__kakapo/requests/\(id)/save", json: "{}")
         #expect(saved.status == 201, "\(saved.text)")
         #expect(try JSONParser.parse(saved.body)["interaction"] == 1)
+        // In passthrough, a large request body goes upstream as it arrives: not kept, so not saved.
+        _ = try await harness.client.send(
+            .post, "/upload", headers: ["Content-Type": "text/plain"], body: Fixtures.large(2 << 20))
+        let upload = try await Self.detail(harness, "/upload")
+        #expect(upload["canSave"] == false)
+        #expect(upload["cannotSave"]?.stringValue?.contains("as it arrived") == true, "\(upload)")
         await harness.stop()
         await upstream.stop()
 
