@@ -5,7 +5,8 @@ import KakapoJSON
 
 extension InspectorEndpoints {
     /// `GET /__kakapo/cassette[?session=ID]`: the interactions loaded, which were played in this run, which
-    /// are stale (`--max-age`); `GET /__kakapo/cassette/{n}`: one interaction in detail.
+    /// are stale (`--max-age`), and those recorded in this run as far as the file holds them yet (never
+    /// played: a recording run forwards); `GET /__kakapo/cassette/{n}`: one interaction in detail.
     static func cassette(_ request: HTTP.Request, pipeline: RequestPipeline) -> HTTP.Response {
         let sessionID = request.decodedQueryItems.first { $0.name == "session" }?.value
         let cassette: CassetteSession
@@ -21,8 +22,16 @@ extension InspectorEndpoints {
             cassette = session
             mode = pipeline.configuration.mode
         }
-        let interactions = cassette.snapshot.interactions
-        let unused = Set(cassette.unusedPositions)
+        var interactions = cassette.snapshot.interactions
+        let loaded = interactions.count
+        // What this run recorded is in the file (folded within a second or so), not in memory.
+        if cassette.recordedCount > 0, let file = try? CassetteFile.load(cassette.path),
+            file.interactions.count > interactions.count
+        {
+            interactions = file.interactions
+        }
+        let unusedLoaded = Set(cassette.unusedPositions)
+        let unused = unusedLoaded.union(loaded..<max(loaded, interactions.count))
         let stale = stalePositions(interactions, own: sessionID == nil, pipeline: pipeline)
         let path = request.path
         if path.count > cassettePath.count {
