@@ -255,7 +255,15 @@ struct InspectorBrowserTests {
             "base": "http://127.0.0.1:\(port)", "session": "", "output": Self.output + "-token", "token": token,
         ])
         #expect(ran == ["token", "token-a", "token-kept"], "the driver ran only \(ran.sorted()) (exit \(status))")
+        // The browser is gone, and with it the page's events streams: Kakapo has nothing to wait for.
+        let stopping = ContinuousClock.now
         kakapo.send(SIGINT)
         #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
+        let stopped = ContinuousClock.now - stopping
+        withKnownIssue(
+            "kakapo waits about 10 s at shutdown for an events reader that already left", isIntermittent: true
+        ) {
+            #expect(stopped < .seconds(5), "kakapo took \(stopped) to stop after the page's reader left")
+        }
     }
 }
