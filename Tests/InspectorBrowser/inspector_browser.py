@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
 """Drives the inspector (GET /__kakapo/ui) in a real headless Chromium against a running kakapo.
 
-Run by Tests/KakapoCLITests/InspectorBrowserTests.swift, which starts the built `kakapo serve` in front of a
-local upstream, opens a cassette session in mode none, and passes one JSON argument:
+Run by Tests/KakapoCLITests/InspectorBrowserTests.swift, which starts the built `kakapo serve` (mode passthrough,
+in front of a local upstream, with a routes file) and opens a cassette session in mode none, then passes one
+JSON argument:
 
     {"base": "http://127.0.0.1:PORT", "session": "16 hex digits", "output": "/abs/folder",
-     "saveCassette": "live.json"}
+     "saveCassette": "live.json"}                  (add "token": "..." for the --admin-token checks only)
 
-Traffic: requests without the session header are forwarded live (the server runs in mode passthrough);
-requests with it replay the session's cassette, whose recordings are GET /users?page=1 and POST /search
-{"user":{"name":"Ada"},"limit":10}, so GET /users?page=2 and a POST /search naming Grace are misses.
+Traffic (made with curl, as a user would): requests without the session header are forwarded live; requests
+with it replay the session's cassette, whose recordings are GET /users?page=1, POST /search
+{"user":{"name":"Ada"},"limit":10} and a stream GET /events/feed, so GET /users?page=2 and a POST /search naming
+Grace are misses; GET /hello/:name is a route and /todos a Store resource of the routes file.
 
-Prints one line per check, `CHECK {"check": "a", "ok": true, "message": "..."}`, and `IDS {...}` (the journal
-id of each request it made), and exits 1 when a check failed. On a failed check it saves a screenshot
-(fail-CHECK.png) and the page's HTML to the output folder; it always saves console.log (the browser's log)
-and inspector.png (the whole list with a miss open: the screenshot of the docs).
+Prints one line per check, `CHECK {"check": "a", "description": ..., "ok": true, "message": "...", "seconds": 0.1}`
+and `IDS {...}` (the journal id of each request it made), and exits 1 when a check failed. On a failed check it
+saves a screenshot (fail-CHECK.png) and the page's HTML (fail-CHECK.html) to the output folder; it always saves
+console.log (the browser's log) and inspector.png (the whole list with a miss open: the docs' screenshot,
+copied by tools/inspector-screenshot.sh).
 
-Selenium is handed /usr/bin/chromedriver (tools/browser.sh installs it with Debian's chromium), so it never
-downloads a driver.
+Rows, filters and panes are found by the data-testid hooks listed at the top of
+Sources/KakapoInspector/Web/app.js. Selenium is handed /usr/bin/chromedriver (tools/browser.sh installs it with
+Debian's chromium), so it never downloads a driver.
 """
 
 import http.client
@@ -191,9 +195,6 @@ class Inspector:
                 None,
             ),
         )
-
-    def target_of(self, name):
-        return REQUESTS[name]["target"]
 
     def set_filter(self, testid, value):
         """Sets a filter control, whatever it is: a <select> (by value or label), or a text input."""
@@ -617,9 +618,13 @@ class Inspector:
             f"many={count - 1}" in text for text in self.rows().values()))
         began = time.monotonic()
         self.set_filter("filter-text", f"many={count // 2}")
-        self.wait("the filter did not narrow thousands of rows to one", lambda: [
-            t for t in self.rows().values() if "many=" in t] == [t for t in self.rows().values()
-                                                                   if f"many={count // 2}" in t] != [])
+        wanted = f"many={count // 2}"
+
+        def one_left():
+            flood = [text for text in self.rows().values() if "many=" in text]
+            return len(flood) == 1 and wanted in flood[0]
+
+        self.wait("the filter did not narrow thousands of rows to one", one_left)
         filtering = time.monotonic() - began
         self.set_filter("filter-text", "")
         expect(filtering < 2.0, f"filtering {least} rows took {filtering:.2f} s")
