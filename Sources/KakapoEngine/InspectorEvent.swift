@@ -47,10 +47,19 @@ package struct InspectorEvent: Sendable {
         bytes.append(contentsOf: #"{"id":"#.utf8)
         bytes.append(contentsOf: String(id).utf8)
         bytes.append(contentsOf: #","time":""#.utf8)
-        bytes.append(contentsOf: Self.timestamp(milliseconds1970).utf8)
+        Self.timestamp(milliseconds1970, into: &bytes)
         bytes.append(UInt8(ascii: "\""))
         Self.key("method", method, into: &bytes)
-        Self.key("url", url, into: &bytes)
+        // The URL's pieces written one after the other, not joined into a string first.
+        bytes.append(contentsOf: #","url":""#.utf8)
+        if let origin {
+            Self.escaped(origin, into: &bytes)
+        } else {
+            bytes.append(contentsOf: "http://".utf8)
+            Self.escaped(host, into: &bytes)
+        }
+        Self.escaped(target, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
         Self.key("host", host, into: &bytes)
         Self.key("target", target, into: &bytes)
         bytes.append(contentsOf: #","status":"#.utf8)
@@ -88,8 +97,13 @@ package struct InspectorEvent: Sendable {
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
     package static func string(_ value: String, into bytes: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         bytes.append(UInt8(ascii: "\""))
+        escaped(value, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `value`'s UTF-8 with what a JSON string must escape escaped, without the quotes.
+    private static func escaped(_ value: String, into bytes: inout [UInt8]) {
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
@@ -104,8 +118,9 @@ package struct InspectorEvent: Sendable {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// `value` with at most three decimals (`1.234`, `12`); 0 for what is not a finite, non-negative
     /// number below a trillion.
@@ -123,16 +138,40 @@ package struct InspectorEvent: Sendable {
 
     /// `2026-11-24T11:00:00.123Z` for a time in milliseconds since 1970.
     package static func timestamp(_ milliseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        timestamp(milliseconds, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `timestamp(milliseconds)`'s bytes, digit by digit (no strings: it runs for every event).
+    static func timestamp(_ milliseconds: Int64, into bytes: inout [UInt8]) {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        func digits(_ value: Int, _ width: Int) {
+            // Years past 9999 (or before 0) do not fit the format; they are written as 0000 rather than trap.
+            var value = (0...9999).contains(value) ? value : 0
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            for _ in 0..<width {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor /= 10
+            }
         }
-        return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-"
-            + pad(Int(parts.tm_mday), 2)
-            + "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2)
-            + "." + pad(Int(milliseconds % 1000), 3) + "Z"
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(Int(milliseconds % 1000 + 1000) % 1000, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 }

@@ -77,20 +77,21 @@ package final class InspectorEvents: @unchecked Sendable {
             }
         }
         let live = LiveResponse(recording: .whole, resumer: resumer, window: window)
+        // Without the backlog, the stream starts after the last request journaled now, when it is asked for:
+        // a request answered before the reader is registered below is still its to get (from the log).
+        let start = backlog ? (after ?? 0) : max(after ?? 0, log.lastID)
         queue.async { [self] in
             if closed {
                 live.finish()
                 return
             }
-            // From now on new events are queued; what is held up to `newest` comes from the log.
-            let newest = log.follow(true)
-            let reader = Reader(number: number, live: live, lastID: backlog ? (after ?? 0) : max(after ?? 0, newest))
+            // From now on new events are queued; what is held up to then comes from the log.
+            log.follow(true)
+            let reader = Reader(number: number, live: live, lastID: start)
             _ = live.append(Array("retry: 2000\n\n".utf8))
-            if backlog {
-                let held = log.events(after: reader.lastID)
-                let (bytes, ends) = Self.encode(held)
-                deliver(bytes, ends: ends, ids: held.map(\.id), to: reader)
-            }
+            let held = log.events(after: reader.lastID)
+            let (bytes, ends) = Self.encode(held)
+            deliver(bytes, ends: ends, ids: held.map(\.id), to: reader)
             readers.append(reader)
             startTimer()
         }
