@@ -143,13 +143,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // of that body must not be read as a next request, and a client that then leaves mid-body must
         // find no exchange still open.
         let keepAlive = head.isKeepAlive && reader.bodyStream == nil && !tunnelling
+        // Journaled before it is written: a write that completes at once ends the request's time in flight,
+        // and a shutdown started by the client that just read the answer must find it in the journal (a
+        // loaded CI machine once printed "0 requests" for an answered one).
+        let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
+        let url = pipeline.journal(request, answer, milliseconds: elapsed)
         writer.write(answer, for: head, keepAlive: keepAlive, context: context) { [tracker = settings.tracker] in
             // Called on the event loop once the answer is out.
             tracker.end()
             bound.value.answering -= 1
         }
-        let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
-        let url = pipeline.journal(request, answer, milliseconds: elapsed)
         if pipeline.logger.logLevel <= .debug {
             pipeline.logger.debug(
                 "\(request.method) \(url) -> \(answer.status) from \(answer.source.rawValue) in \(Int(elapsed.rounded())) ms"
