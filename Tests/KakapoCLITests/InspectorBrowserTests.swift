@@ -34,10 +34,7 @@ struct InspectorBrowserTests {
 
     /// Checks of the driver that fail for a known bug, by check: recorded as known issues until it is fixed
     /// (intermittent, so the fix does not fail the test; then take the entry out).
-    static let knownIssues: [String: String] = [
-        "e-view":
-            "the cassette view (GET /__kakapo/cassette) lists the interactions loaded at start, not one saved from the inspector (or recorded) in this run"
-    ]
+    static let knownIssues: [String: String] = [:]
 
     /// A 24x24 PNG (a green disc), the image the inspector shows for GET /live/logo.png.
     static let logo = [UInt8](
