@@ -138,7 +138,12 @@ package final class InspectorEvents: @unchecked Sendable {
         let ids = events.map(\.id)
         let now = DispatchTime.now().uptimeNanoseconds
         readers.removeAll { reader in
-            if reader.live.isCancelled { return true }
+            if reader.live.isCancelled {
+                // The client left: the stream still ends, so its connection's answer is over and no longer in
+                // flight (shutdown waited out its whole grace period for such a reader).
+                reader.live.finish(broken: true)
+                return true
+            }
             if reader.paused && now > reader.pausedSince && now - reader.pausedSince > Self.stuckNanoseconds {
                 // Broken off: its connection closes once (if ever) the client takes what was written.
                 reader.live.finish(broken: true)
@@ -158,7 +163,11 @@ package final class InspectorEvents: @unchecked Sendable {
             if !reader.paused && now > reader.lastWrite && now - reader.lastWrite >= keepAliveNanoseconds {
                 _ = append(Array(": keep-alive\n\n".utf8), to: reader)
             }
-            return reader.live.isCancelled
+            if reader.live.isCancelled {
+                reader.live.finish(broken: true)
+                return true
+            }
+            return false
         }
         if readers.isEmpty {
             stopTimer()
