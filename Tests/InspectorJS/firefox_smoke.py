@@ -85,8 +85,13 @@ class Firefox:
             time.sleep(0.1)
 
     def close(self):
+        # A parent that blocks SIGTERM (a test runner's thread) passes that on: Firefox then ignores it.
         self.process.terminate()
-        self.process.wait()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
