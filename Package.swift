@@ -25,9 +25,10 @@ let package = Package(
                 "HTTPS interception and the TLS listener (KakapoTLS: swift-nio-ssl, swift-certificates, swift-crypto)."
         ),
         .trait(name: "Postgres", description: "The PostgreSQL-backed Store (KakapoPostgres: PostgresNIO)."),
+        .trait(name: "HTTP2", description: "HTTP/2 on the listener and in decrypted tunnels (KakapoHTTP2: swift-nio-http2)."),
         .trait(
             name: "OpenAPI", description: "Checking cassettes against an OpenAPI document (KakapoOpenAPI: OpenAPIKit)."),
-        .default(enabledTraits: ["TLS", "Postgres", "OpenAPI"]),
+        .default(enabledTraits: ["TLS", "Postgres", "OpenAPI", "HTTP2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -51,7 +53,13 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // GraphQL operations read from requests, for cassette matching and routes conditions alike.
         .target(name: "KakapoGraphQL", dependencies: ["KakapoHTTP", "KakapoJSON"]),
-        .target(name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoGraphQL", "CZlib"]),
+        // Protocol Buffers read and written through a descriptor set (`--proto-descriptor`): the wire format,
+        // descriptors, and the proto3 JSON mapping. Plain Swift, no dependencies.
+        .target(name: "KakapoProtobuf", dependencies: ["KakapoJSON"]),
+        // gRPC messages: length-prefixed framing, status and trailers, the miss answer, JSON messages.
+        .target(name: "KakapoGRPC", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoProtobuf"]),
+        .target(
+            name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoGraphQL", "KakapoGRPC", "CZlib"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStubs", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter", "KakapoGraphQL"]),
@@ -98,6 +106,17 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["TLS"])),
             ]
         ),
+        // HTTP/2 on the wire (h2c with prior knowledge, h2 by ALPN): each stream is served by KakapoProxy's
+        // HTTP handlers, so a package that uses only Kakapo or KakapoTesting builds no swift-nio-http2.
+        .target(
+            name: "KakapoHTTP2",
+            dependencies: [
+                "KakapoProxy", "KakapoEngine",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["HTTP2"])),
+            ]
+        ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
         // The engine: configuration and modes, the pipeline's layers, journal, admin API, Store resources,
@@ -109,7 +128,7 @@ let package = Package(
             name: "KakapoEngine",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "CZlib", "KakapoInspector",
+                "KakapoStubs", "CZlib", "KakapoInspector", "KakapoGRPC",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -152,7 +171,7 @@ let package = Package(
         .executableTarget(
             name: "kakapo",
             dependencies: [
-                "Kakapo", "KakapoOpenAPI", "KakapoPostgres", "KakapoTLS",
+                "Kakapo", "KakapoOpenAPI", "KakapoPostgres", "KakapoTLS", "KakapoHTTP2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -202,6 +221,19 @@ let package = Package(
             dependencies: [
                 "Kakapo", "KakapoPostgres", "KakapoTestSupport", "kakapo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
+        .testTarget(name: "KakapoProtobufTests", dependencies: ["KakapoProtobuf", "KakapoJSON"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoGRPCTests",
+            dependencies: ["KakapoGRPC", "Kakapo", "KakapoTestSupport", "kakapo"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoHTTP2Tests",
+            dependencies: [
+                "Kakapo", "KakapoHTTP2", "KakapoTestSupport", "kakapo",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]),
         .testTarget(name: "KakapoRoutesFileTests", dependencies: ["KakapoRoutesFile", "KakapoTestSupport"]),
         .testTarget(name: "KakapoProxyTests", dependencies: ["Kakapo", "KakapoTestSupport"]),

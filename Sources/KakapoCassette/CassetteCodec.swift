@@ -69,6 +69,8 @@ package enum CassetteCodec {
             "status": .number(JSONNumber(interaction.response.status)),
             "headers": encode(interaction.response.headers),
         ]
+        if let version = interaction.response.version { response["httpVersion"] = .string(version) }
+        if !interaction.response.trailers.isEmpty { response["trailers"] = encode(interaction.response.trailers) }
         if let chunks = interaction.chunks {
             // One entry per event, text when it is text: what a person edits is what is replayed.
             response["chunks"] = .array(
@@ -221,6 +223,17 @@ package enum CassetteCodec {
             responseBody = chunks?.joinedBytes ?? []
         }
         let brokenOff = try brokenOff(response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
+        var trailers = HTTP.Headers()
+        if let value = response["trailers"] { trailers = try headers(value, at: responsePath + [.key("trailers")]) }
+        var version: String?
+        if let value = response["httpVersion"] {
+            guard let text = value.stringValue, ["1.0", "1.1", "2", "3"].contains(text) else {
+                throw CassetteDecodingError(
+                    path: responsePath + [.key("httpVersion")],
+                    message: "\"httpVersion\" must be \"1.0\", \"1.1\", \"2\" or \"3\"")
+            }
+            version = text
+        }
         var conversation: WebSocketConversation?
         if let value = object["websocket"], !value.isNull {
             conversation = try decodeConversation(value, status: status, at: path + [.key("websocket")])
@@ -241,7 +254,8 @@ package enum CassetteCodec {
         return Interaction(
             request: HTTP.Request(
                 method: HTTP.Method(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
-            response: HTTP.Response(status: status, headers: responseHeaders, body: responseBody),
+            response: HTTP.Response(
+                status: status, headers: responseHeaders, body: responseBody, trailers: trailers, version: version),
             recordedAt: recordedAt,
             durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff, webSocket: conversation)
     }

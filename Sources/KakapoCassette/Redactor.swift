@@ -133,6 +133,9 @@ public struct Redactor: Hashable, Sendable {
 
         copy.request.headers = redact(headers: interaction.request.headers, noting: &redacted)
         copy.response.headers = redact(headers: interaction.response.headers, noting: &redacted)
+        if !interaction.response.trailers.isEmpty {
+            copy.response.trailers = redact(headers: interaction.response.trailers, noting: &redacted)
+        }
         copy.request.target = redact(target: interaction.request.target, noting: &redacted)
         copy.request.body = redact(
             body: interaction.request.body, headers: interaction.request.headers, side: .request, noting: &redacted)

@@ -51,6 +51,9 @@ public struct Answer: Sendable {
     /// A recorded stream that the upstream broke off when recorded: its transport breaks it off the same way
     /// after the last chunk, instead of ending it.
     public var breaksOff = false
+    /// Fields sent after the body (gRPC's `grpc-status`, HTTP/2 trailers); a live answer's come with its end
+    /// (`LiveResponse.trailers`). An HTTP/1.1 transport sends them only to a client that asked (`TE: trailers`).
+    public var trailers = HTTP.Headers()
 
     public init(_ outcome: Outcome, source: ResponseSource) {
         self.outcome = outcome
@@ -61,6 +64,7 @@ public struct Answer: Sendable {
     public init(response: HTTP.Response, source: ResponseSource) {
         self.init(
             .response(status: response.status, headers: response.headers, body: .bytes(response.body)), source: source)
+        trailers = response.trailers
     }
 
     /// What a declarative route decided: its response or its fault, after its latency.
@@ -83,8 +87,9 @@ public struct Answer: Sendable {
     public var response: HTTP.Response? {
         guard case .response(let status, let headers, let body) = outcome else { return nil }
         switch body {
-        case .bytes(let bytes): return HTTP.Response(status: status, headers: headers, body: bytes)
-        case .recorded(let chunks): return HTTP.Response(status: status, headers: headers, body: chunks.joinedBytes)
+        case .bytes(let bytes): return HTTP.Response(status: status, headers: headers, body: bytes, trailers: trailers)
+        case .recorded(let chunks):
+            return HTTP.Response(status: status, headers: headers, body: chunks.joinedBytes, trailers: trailers)
         case .live: return HTTP.Response(status: status, headers: headers)
         }
     }

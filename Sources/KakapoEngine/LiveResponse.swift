@@ -1,3 +1,4 @@
+import KakapoHTTP
 import KakapoCassette
 import KakapoUpstream
 import Synchronization
@@ -31,6 +32,7 @@ public final class LiveResponse: Sendable {
     private struct State {
         var waiting: [[UInt8]] = []
         var finished = false
+        var trailers = HTTP.Headers()
         var broken = false
         var cancelled = false
         var keptWhole = true
@@ -137,6 +139,10 @@ public final class LiveResponse: Sendable {
         if resume { resumer.resume() }
     }
 
+    /// The fields the upstream sent after the body (gRPC's `grpc-status`), once it has finished; read by
+    /// the transport when it writes the end.
+    package var trailers: HTTP.Headers { state.withLock { $0.trailers } }
+
     /// Whether the consumer went away before the end.
     package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
@@ -153,9 +159,10 @@ public final class LiveResponse: Sendable {
 
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
-    func finish(broken: Bool = false) {
+    func finish(broken: Bool = false, trailers: HTTP.Headers = HTTP.Headers()) {
         let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
             state.finished = true
+            state.trailers = trailers
             state.broken = broken
             state.events = state.eventsSoFar
             state.pending = []

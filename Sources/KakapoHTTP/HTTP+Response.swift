@@ -1,14 +1,25 @@
 extension HTTP {
-    /// A complete HTTP response: status, ordered headers and body bytes.
+    /// A complete HTTP response: status, ordered headers, body bytes, and the trailer fields that followed
+    /// the body (gRPC's `grpc-status`; empty for most answers).
     public struct Response: Hashable, Sendable {
         public var status: Int
         public var headers: HTTP.Headers
         public var body: [UInt8]
+        /// Fields sent after the body (HTTP/2 trailers, or a chunked HTTP/1.1 body's); empty when none came.
+        public var trailers: HTTP.Headers
+        /// The HTTP version the upstream answered in (`"1.1"`, `"2"`), when it is known: a recorded answer
+        /// notes it; Kakapo's own answers leave it nil.
+        public var version: String?
 
-        public init(status: Int, headers: HTTP.Headers = HTTP.Headers(), body: [UInt8] = []) {
+        public init(
+            status: Int, headers: HTTP.Headers = HTTP.Headers(), body: [UInt8] = [],
+            trailers: HTTP.Headers = HTTP.Headers(), version: String? = nil
+        ) {
             self.status = status
             self.headers = headers
             self.body = body
+            self.trailers = trailers
+            self.version = version
         }
 
         /// A response whose body is UTF-8 text with the given content type.

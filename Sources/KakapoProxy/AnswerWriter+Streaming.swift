@@ -16,6 +16,14 @@ extension AnswerWriter {
     ) {
         var headers = PreparedResponse.streamingHeaders(fields, source: answer.source)
         if !keepAlive { headers.add(name: "Connection", value: "close") }
+        // Trailers may follow (a recording's, or a live answer's, known only at its end): an HTTP/1.1 client
+        // that takes them gets a chunked body, the only one trailers can follow.
+        var live: LiveResponse?
+        if case .live(let stream) = body { live = stream }
+        let mayHaveTrailers = live != nil || !answer.trailers.isEmpty
+        if mayHaveTrailers && request.version.major < 2 && Self.acceptsTrailers(request) {
+            headers.remove(name: "Content-Length")
+        }
         let head = HTTPResponseHead(
             version: request.version, status: HTTPResponseStatus(statusCode: status), headers: headers)
         context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
@@ -23,8 +31,7 @@ extension AnswerWriter {
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let channel = context.channel
-        var live: LiveResponse?
-        if case .live(let stream) = body { live = stream }
+        let recordedTrailers = answer.trailers
         // The last piece written: a break closes the connection after it, not over it.
         let lastWrite = NIOLoopBoundBox<EventLoopFuture<Void>?>(nil, eventLoop: loop)
         let send: @Sendable (LiveResponse.Event) -> Void = { [live] event in
@@ -46,7 +53,8 @@ extension AnswerWriter {
                     }
                 case .end:
                     writer.streaming = false
-                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                    let trailers = AnswerWriter.trailers(live?.trailers ?? recordedTrailers, for: request)
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers))).whenComplete { _ in
                         if !keepAlive { channel.close(promise: nil) }
                         done()
                     }

@@ -77,6 +77,12 @@ final class AnswerWriter {
                     status: status, headers: fields, body: bytes, source: answer.source, for: request.method)
         var headers = isHead ? prepared.headHeaders : prepared.headers
         if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let trailers = isHead ? nil : Self.trailers(answer.trailers, for: request)
+        if trailers != nil && request.version.major < 2 {
+            // HTTP/1.1 sends trailers after a chunked body only.
+            headers.remove(name: "Content-Length")
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
         context.write(
             NIOAny(
                 HTTPServerResponsePart.head(
@@ -87,15 +93,29 @@ final class AnswerWriter {
         }
         guard !keepAlive else {
             // Out as far as the socket takes it: nothing waits for the write to complete.
-            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
             done()
             return
         }
         let channel = context.channel
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers))).whenComplete { _ in
             channel.close(promise: nil)
             done()
         }
+    }
+
+    /// The trailer fields to send after the body: all of them on HTTP/2, and on HTTP/1.1 only to a client
+    /// that said it takes them (`TE: trailers`, as gRPC clients do); nil when none go out.
+    static func trailers(_ fields: HTTP.Headers, for request: HTTPRequestHead) -> NIOHTTP1.HTTPHeaders? {
+        guard !fields.isEmpty, request.version.major >= 2 || acceptsTrailers(request) else { return nil }
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in fields { headers.add(name: field.name, value: field.value) }
+        return headers
+    }
+
+    /// Whether an HTTP/1.1 request said it takes trailers (`TE: trailers`).
+    static func acceptsTrailers(_ request: HTTPRequestHead) -> Bool {
+        request.headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
     }
 
     /// Breaks the connection the way a route's fault says.
