@@ -1,0 +1,12 @@
+/// Why a descriptor set or a message could not be read, or JSON could not be turned into a message. The
+/// message says what and where: "field 3 of pkg.Msg: a varint longer than 10 bytes".
+public struct ProtoError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong and where.
+    public let message: String
+
+    /// An error with `message` as its text.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { message }
+}
