@@ -1,4 +1,5 @@
 import Foundation
+import KakapoGRPC
 import KakapoGraphQL
 import KakapoHTTP
 import KakapoJSON
@@ -17,12 +18,21 @@ enum ComparableBody: Sendable {
     /// A GraphQL request: `form` is what is compared (ignored and redacted fields taken out), `request`
     /// what miss reports name.
     case graphQL(form: JSONValue, request: GraphQLRequest)
+    /// A gRPC call's messages as JSON (with `--proto-descriptor`), ignored and redacted fields taken out of
+    /// each: the same messages match however their bytes were encoded.
+    case grpc([JSONValue])
 
     /// The comparable body of `request`; `outside` is its GraphQL operation when it came in a GET or as
     /// `application/graphql` (`GraphQLRequest(outsideJSONBody:)`, worked out once by the caller).
     init(_ request: HTTP.Request, outside: GraphQLRequest?, redactor: Redactor, matching: MatchOptions) {
         if let outside {
             self = Self.graphQLBody(outside, redactor: redactor, matching: matching)
+            return
+        }
+        if let schema = matching.grpcSchema, GRPC.isGRPC(request),
+            let messages = Self.grpcMessages(request, schema: schema, redactor: redactor, matching: matching)
+        {
+            self = .grpc(messages)
             return
         }
         self.init(
@@ -43,6 +53,24 @@ enum ComparableBody: Sendable {
             }
         }
         return .graphQL(form: form, request: request)
+    }
+
+    /// A gRPC request's messages as JSON by its method's input type, each without the ignored and redacted
+    /// pointers (`/name` applies to every message); nil when a message does not decode (then the bytes are
+    /// compared).
+    private static func grpcMessages(
+        _ request: HTTP.Request, schema: GRPCSchema, redactor: Redactor, matching: MatchOptions
+    ) -> [JSONValue]? {
+        guard let messages = try? GRPC.messages(in: request.body) else { return nil }
+        let pointers = matching.ignoredBodyFields + redactor.jsonPointers
+        var forms: [JSONValue] = []
+        forms.reserveCapacity(messages.count)
+        for message in messages {
+            guard var json = schema.json(of: message, path: request.path, side: .request) else { return nil }
+            for pointer in pointers { json = json.replacing(pointer, with: nil) }
+            forms.append(json)
+        }
+        return forms
     }
 
     private init(
@@ -130,6 +158,8 @@ enum ComparableBody: Sendable {
         case (.multipart(let a), .multipart(let b)): return a == b
         case (.bytes(let a), .bytes(let b)): return a == b
         case (.graphQL(let a, _), .graphQL(let b, _)): return a.isEquivalent(to: b)
+        case (.grpc(let a), .grpc(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isEquivalent(to: $1) }
         default: return false
         }
     }
@@ -163,6 +193,15 @@ enum ComparableBody: Sendable {
         case (.json(let recorded), .json(let live)):
             return recorded.differences(from: live).map {
                 "body field \($0.description.isEmpty ? "/" : $0.description) differs"
+            }
+        case (.grpc(let recorded), .grpc(let live)):
+            if recorded.count != live.count {
+                return ["gRPC: \(live.count) messages here, \(recorded.count) recorded"]
+            }
+            return zip(recorded, live).enumerated().flatMap { index, pair in
+                pair.0.differences(from: pair.1).map {
+                    "gRPC message \(index + 1) field \($0.description.isEmpty ? "/" : $0.description) differs"
+                }
             }
         case (.form(let recorded), .form(let live)):
             let names = Set(recorded.map(\.name)).union(live.map(\.name)).sorted()

@@ -1,3 +1,4 @@
+import KakapoGRPC
 import KakapoHTTP
 import KakapoJSON
 
@@ -7,7 +8,7 @@ package enum CassetteCodec {
     package static func encode(_ cassette: Cassette) -> JSONValue {
         .object([
             "version": .number(JSONNumber(cassette.version)),
-            "interactions": .array(cassette.interactions.map(encode)),
+            "interactions": .array(cassette.interactions.map { encode($0) }),
         ])
     }
 
@@ -18,10 +19,18 @@ package enum CassetteCodec {
         assemble(version: cassette.version, chunks: cassette.interactions.map(encodeChunk))
     }
 
+    /// The file's bytes as `encodeFile(_:)` makes them, gRPC messages written as JSON where `schema` allows.
+    package static func encodeFile(_ cassette: Cassette, schema: GRPCSchema?) -> [UInt8] {
+        assemble(version: cassette.version, chunks: cassette.interactions.map { encodeChunk($0, schema: schema) })
+    }
+
     /// One interaction as it appears in the file (indented for its place in the `interactions` array).
-    static func encodeChunk(_ interaction: Interaction) -> [UInt8] {
+    static func encodeChunk(_ interaction: Interaction) -> [UInt8] { encodeChunk(interaction, schema: nil) }
+
+    /// One interaction as it appears in the file; with `schema`, gRPC messages it knows are written as JSON.
+    static func encodeChunk(_ interaction: Interaction, schema: GRPCSchema?) -> [UInt8] {
         var bytes: [UInt8] = []
-        JSONWriter(layout: .readable).write(encode(interaction), level: 2, into: &bytes)
+        JSONWriter(layout: .readable).write(encode(interaction, schema: schema), level: 2, into: &bytes)
         return bytes
     }
 
@@ -54,7 +63,7 @@ package enum CassetteCodec {
     /// The rest of the file after the last interaction.
     static let listClose = Array("\n  ]\n}\n".utf8)
 
-    static func encode(_ interaction: Interaction) -> JSONValue {
+    static func encode(_ interaction: Interaction, schema: GRPCSchema? = nil) -> JSONValue {
         var request: JSONObject = [
             "method": .string(interaction.request.method.rawValue),
             // Absolute (`https://api.example.com/users`) when the origin is known: a forward proxy's cassette
@@ -62,16 +71,21 @@ package enum CassetteCodec {
             "url": .string(interaction.request.url),
             "headers": encode(interaction.request.headers),
         ]
-        if let body = BodyCoding.encode(interaction.request.body, headers: interaction.request.headers) {
+        if let grpc = encodeGRPCRequest(interaction, schema: schema) {
+            request["grpc"] = grpc
+        } else if let body = BodyCoding.encode(interaction.request.body, headers: interaction.request.headers) {
             request["body"] = body
         }
+        let outcome = grpcOutcome(interaction)
         var response: JSONObject = [
             "status": .number(JSONNumber(interaction.response.status)),
-            "headers": encode(interaction.response.headers),
+            "headers": encode(outcome.headers),
         ]
         if let version = interaction.response.version { response["httpVersion"] = .string(version) }
-        if !interaction.response.trailers.isEmpty { response["trailers"] = encode(interaction.response.trailers) }
-        if let chunks = interaction.chunks {
+        if !outcome.trailers.isEmpty { response["trailers"] = encode(outcome.trailers) }
+        if let grpc = encodeGRPCResponse(interaction, schema: schema) {
+            response["grpc"] = grpc
+        } else if let chunks = interaction.chunks {
             // One entry per event, text when it is text: what a person edits is what is replayed.
             response["chunks"] = .array(
                 chunks.map { chunk in
@@ -149,8 +163,9 @@ package enum CassetteCodec {
     }
 
     /// Decodes one interaction; `interner`, when given, shares equal headers with earlier interactions.
+    /// With `schema`, gRPC messages written as JSON are read; without it they are an error that names the flag.
     static func decodeInteraction(
-        _ value: JSONValue, at path: [JSONPathComponent], interner: HeaderInterner? = nil
+        _ value: JSONValue, at path: [JSONPathComponent], interner: HeaderInterner? = nil, schema: GRPCSchema? = nil
     ) throws(CassetteDecodingError) -> Interaction {
         let object = try object(value, at: path)
         let requestPath = path + [.key("request")]
@@ -178,7 +193,16 @@ package enum CassetteCodec {
         }
         var requestHeaders = try headers(request["headers"], at: requestPath + [.key("headers")])
         if let interner { requestHeaders = interner.intern(requestHeaders) }
-        let requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
+        var requestBody = try BodyCoding.decode(request["body"], path: requestPath + [.key("body")])
+        if let grpc = request["grpc"] {
+            guard request["body"] == nil else {
+                throw CassetteDecodingError(
+                    path: requestPath + [.key("grpc")], message: "a request has \"body\" or \"grpc\", not both")
+            }
+            let target = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            requestBody = try decodeGRPCRequest(
+                grpc, target: String(target), schema: schema, at: requestPath + [.key("grpc")])
+        }
 
         let statusValue = try required(response, "status", at: responsePath)
         guard let status = statusValue.numberValue?.intValue, (100...999).contains(status) else {
@@ -221,6 +245,16 @@ package enum CassetteCodec {
                 return ResponseChunk(offsetMilliseconds: offset, bytes: try BodyCoding.decode(entry, path: entryPath))
             }
             responseBody = chunks?.joinedBytes ?? []
+        }
+        if let grpc = response["grpc"] {
+            guard response["body"] == nil, response["chunks"] == nil else {
+                throw CassetteDecodingError(
+                    path: responsePath + [.key("grpc")],
+                    message: "a response has \"grpc\" in place of \"body\" and \"chunks\", not beside them")
+            }
+            let target = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            (responseBody, chunks) = try decodeGRPCResponse(
+                grpc, target: String(target), schema: schema, at: responsePath + [.key("grpc")])
         }
         let brokenOff = try brokenOff(response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
         var trailers = HTTP.Headers()

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoGRPC
 import KakapoJSON
 
 #if canImport(Glibc)
@@ -16,12 +17,13 @@ import KakapoJSON
 /// with a file silently ends the sharing.
 public enum CassetteFile {
     /// Loads the cassette at `path`; every failure names the file, and the line and column where known.
-    public static func load(_ path: String) throws(CassetteError) -> Cassette {
+    /// gRPC messages written as JSON need `schema` (`--proto-descriptor`).
+    public static func load(_ path: String, schema: GRPCSchema? = nil) throws(CassetteError) -> Cassette {
         guard let (bytes, stamp) = readFile(path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw CassetteError(code: .unreadable, file: path, message: reason)
         }
-        let cassette = try decode(bytes, file: path)
+        let cassette = try decode(bytes, file: path, schema: schema)
         // A recording that starts on this cassette checks, once it holds the lock, that the file is still
         // the one read here.
         CassetteFileStamp.remember(stamp, loadedFrom: path)
@@ -65,7 +67,9 @@ public enum CassetteFile {
     }
 
     /// Decodes cassette bytes; `file` is the name used in error messages.
-    public static func decode(_ bytes: [UInt8], file: String) throws(CassetteError) -> Cassette {
+    public static func decode(_ bytes: [UInt8], file: String, schema: GRPCSchema? = nil) throws(CassetteError)
+        -> Cassette
+    {
         // Interactions are decoded as they are parsed, so the parsed tree of the whole file never exists
         // at once: memory stays near the size of the decoded cassette.
         var interactions: [Interaction] = []
@@ -76,7 +80,7 @@ public enum CassetteFile {
                 element, index in
                 interactions.append(
                     try CassetteCodec.decodeInteraction(
-                        element, at: [.key("interactions"), .index(index)], interner: interner))
+                        element, at: [.key("interactions"), .index(index)], interner: interner, schema: schema))
             }
         } catch let error as JSONParseError {
             throw CassetteError(
@@ -101,12 +105,12 @@ public enum CassetteFile {
     }
 
     /// Loads the cassette at `path`, or an empty one when no file exists there yet.
-    public static func loadIfPresent(_ path: String) throws(CassetteError) -> Cassette {
+    public static func loadIfPresent(_ path: String, schema: GRPCSchema? = nil) throws(CassetteError) -> Cassette {
         if !FileManager.default.fileExists(atPath: path) {
             CassetteFileStamp.remember(.absent, loadedFrom: path)
             return Cassette()
         }
-        return try load(path)
+        return try load(path, schema: schema)
     }
 
     /// Writes `cassette` to `path` atomically, holding the cassette's lock: refused (`locked`, naming the

@@ -1,4 +1,5 @@
 import Foundation
+import KakapoGRPC
 import KakapoJSON
 
 #if canImport(Glibc)
@@ -208,7 +209,7 @@ package final class CassetteJournal {
 
     /// Reads the journal of `cassettePath` if one is there; nil otherwise. The caller holds the
     /// cassette's lock (so no live recording writes it).
-    static func leftover(of cassettePath: String) throws(CassetteError) -> Leftover? {
+    static func leftover(of cassettePath: String, schema: GRPCSchema? = nil) throws(CassetteError) -> Leftover? {
         let path = Self.path(for: cassettePath)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let bytes = CassetteFile.readBytes(path) else {
@@ -224,7 +225,10 @@ package final class CassetteJournal {
                     case .bool(let replacing)? = object["replace"]
                 else { throw CassetteDecodingError(path: [], message: "not a journal entry") }
                 leftover.entries.append(
-                    (try CassetteCodec.decodeInteraction(interaction, at: [.key("interaction")]), replacing))
+                    (
+                        try CassetteCodec.decodeInteraction(interaction, at: [.key("interaction")], schema: schema),
+                        replacing
+                    ))
             } catch {
                 // A last entry without its line feed was cut short by the crash: it was never answered.
                 if complete || number != pieces.count - 1 { leftover.unreadable += 1 }

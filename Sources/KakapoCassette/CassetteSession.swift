@@ -151,7 +151,7 @@ public final class CassetteSession: @unchecked Sendable {
                 ))
             return
         }
-        let chunk = CassetteCodec.encodeChunk(clean)
+        let chunk = CassetteCodec.encodeChunk(clean, schema: matching.grpcSchema)
         condition.lock()
         defer { condition.unlock() }
         if let journal {
@@ -328,7 +328,7 @@ public final class CassetteSession: @unchecked Sendable {
             let missing = chunks.indices.filter { chunks[$0] == nil }.map { ($0, cassette.interactions[$0]) }
             if !missing.isEmpty {
                 condition.unlock()
-                let encoded = missing.map { ($0.0, CassetteCodec.encodeChunk($0.1)) }
+                let encoded = missing.map { ($0.0, CassetteCodec.encodeChunk($0.1, schema: matching.grpcSchema)) }
                 condition.lock()
                 // A position replaced meanwhile (mode `all`) already has its new chunk.
                 for (position, chunk) in encoded where chunks[position] == nil { chunks[position] = chunk }
@@ -483,16 +483,16 @@ public final class CassetteSession: @unchecked Sendable {
             return nil
         }
         defer { lock.release() }
-        guard let leftover = try CassetteJournal.leftover(of: path) else { return nil }
+        guard let leftover = try CassetteJournal.leftover(of: path, schema: matching.grpcSchema) else { return nil }
         // The recording was killed, perhaps in the middle of a save: its half-written copies go.
         CassetteFile.removeTemporariesOfDeadProcesses(besides: path)
-        let cassette = try CassetteFile.loadIfPresent(path)
-        let saved = Set(cassette.interactions.map(CassetteCodec.encodeChunk))
+        let cassette = try CassetteFile.loadIfPresent(path, schema: matching.grpcSchema)
+        let saved = Set(cassette.interactions.map { CassetteCodec.encodeChunk($0, schema: matching.grpcSchema) })
         // Entries were redacted when they were recorded.
         let session = CassetteSession(path: path, cassette: cassette, redactor: .disabled, matching: matching)
         var recovery = Recovery(cassette: path, unreadable: leftover.unreadable)
         for entry in leftover.entries {
-            if saved.contains(CassetteCodec.encodeChunk(entry.interaction)) {
+            if saved.contains(CassetteCodec.encodeChunk(entry.interaction, schema: matching.grpcSchema)) {
                 recovery.alreadySaved += 1
             } else {
                 session.record(entry.interaction, replacing: entry.replacing)

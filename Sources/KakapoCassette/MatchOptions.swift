@@ -1,3 +1,4 @@
+import KakapoGRPC
 import KakapoJSON
 
 /// What besides method and path decides whether a request matches a recording (design 5.3).
@@ -10,6 +11,9 @@ public struct MatchOptions: Hashable, Sendable {
     public var matchedHeaders: [String]
     /// Compare bodies at all.
     public var matchBody: Bool
+    /// The descriptor set of `--proto-descriptor`: gRPC messages are compared as JSON (`ignoredBodyFields` apply
+    /// to each message) and written to the cassette as JSON. Nil compares them byte for byte.
+    public var grpcSchema: GRPCSchema?
 
     public init(
         ignoredQueryParameters: Set<String> = [], ignoredBodyFields: [JSONPointer] = [], matchedHeaders: [String] = [],

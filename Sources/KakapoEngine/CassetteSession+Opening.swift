@@ -9,7 +9,11 @@ extension CassetteSession {
         at path: String, mode: ProxyMode, redactor: Redactor, matching: MatchOptions,
         repeatPolicy: InteractionIndex.RepeatPolicy, logger: Logger
     ) throws(CassetteError) -> CassetteSession {
-        let cassette = mode == .none ? try CassetteFile.load(path) : try CassetteFile.loadIfPresent(path)
+        // gRPC messages written as JSON are read with the descriptor set the matching carries.
+        let schema = matching.grpcSchema
+        let cassette =
+            mode == .none
+            ? try CassetteFile.load(path, schema: schema) : try CassetteFile.loadIfPresent(path, schema: schema)
         if mode.records { try CassetteFile.checkWritable(path) }
         return CassetteSession(
             path: path, cassette: cassette, redactor: redactor, matching: matching, repeatPolicy: repeatPolicy,

@@ -1,5 +1,5 @@
-import KakapoHTTP
 import KakapoCassette
+import KakapoHTTP
 import KakapoUpstream
 import Synchronization
 
@@ -73,7 +73,7 @@ public final class LiveResponse: Sendable {
                 }
                 lastArrival = offset
                 heldSinceLastArrival = false
-            case .events, .lines:
+            case .events, .lines, .messages:
                 if pendingOffset == nil { pendingOffset = offset }
                 pending += bytes
                 for unit in recording.takeUnits(from: &pending) ?? [] {
@@ -223,7 +223,7 @@ public final class LiveResponse: Sendable {
         switch recording {
         case .whole:
             return nil
-        case .events, .lines:
+        case .events, .lines, .messages:
             return events
         case .pieces:
             guard let body, pieces.last?.end == body.count else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import KakapoCassette
+import KakapoGRPC
 import KakapoHTTP
 import KakapoJSON
 import KakapoRouter
@@ -81,6 +82,8 @@ public final class RequestPipeline: Sendable {
     package func handle(
         _ request: HTTP.Request, fromLoopback: Bool, completion: @escaping @Sendable (Answer) -> Void
     ) {
+        // A gRPC call gets Kakapo's own errors as gRPC statuses.
+        let completion = GRPCAnswers.converting(completion, for: request)
         var exchange = Exchange(
             request: request, fromLoopback: fromLoopback, mode: configuration.mode, cassette: session)
         for layer in Self.layers {

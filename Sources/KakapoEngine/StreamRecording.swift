@@ -1,4 +1,5 @@
 import KakapoCassette
+import KakapoGRPC
 import KakapoHTTP
 
 /// How a streamed upstream answer is recorded: as one body, or as timed chunks that replay with the
@@ -11,6 +12,9 @@ enum StreamRecording: Sendable, Equatable {
     /// One chunk per line: newline-delimited JSON (`application/x-ndjson`, `application/jsonl`,
     /// `application/json-seq` and the like).
     case lines
+    /// One chunk per gRPC message (`application/grpc`): each length-prefixed frame with the time it came,
+    /// however close together they were.
+    case messages
     /// Another answer of unknown length (chunked, or ended by closing): as the pieces arrived when it
     /// paused on the way (a gap of at least `pauseMilliseconds`), as one body when it came at once.
     case pieces
@@ -24,6 +28,7 @@ enum StreamRecording: Sendable, Equatable {
     static func of(_ headers: HTTP.Headers, recording: Bool) -> StreamRecording {
         guard recording else { return .whole }
         if headers.announcesEventStream { return .events }
+        if GRPC.isGRPC(contentType: headers["Content-Type"]) { return .messages }
         if headers["Content-Length"] != nil { return .whole }
         if let type = headers["Content-Type"]?.lowercased(), lineTypes.contains(where: type.hasPrefix) {
             return .lines
@@ -42,6 +47,7 @@ enum StreamRecording: Sendable, Equatable {
         switch self {
         case .events: ResponseChunk.takeEvents(from: &pending)
         case .lines: ResponseChunk.takeLines(from: &pending)
+        case .messages: GRPC.takeFrames(from: &pending)
         case .whole, .pieces: nil
         }
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import KakapoGRPC
 import KakapoJSON
 
 /// The last layer: a miss, answered with the miss status and a report of the nearest recordings.
@@ -39,6 +40,8 @@ enum MissLayer: PipelineLayer {
             object["mode"] = .string(exchange.mode.rawValue)
             body = .object(object)
         }
+        // A gRPC client reads a status, not a JSON body: NOT_FOUND with the report as its message.
+        if GRPC.isGRPC(exchange.request) { return GRPCAnswers.miss(report: body) }
         return Answer(response: .json(body, status: pipeline.configuration.missStatus), source: .miss)
     }
 }

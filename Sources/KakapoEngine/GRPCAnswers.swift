@@ -1,0 +1,79 @@
+import KakapoGRPC
+import KakapoHTTP
+import KakapoJSON
+
+/// What Kakapo answers a gRPC call itself, in gRPC's terms: HTTP 200 with `grpc-status` and `grpc-message`
+/// in the trailers, so a gRPC client reports a status and its text rather than a protocol error. A miss is
+/// NOT_FOUND with the miss report; an error of Kakapo's (the upstream unreachable: 502, 504) the status the
+/// gRPC spec maps its HTTP status to (UNAVAILABLE for those).
+enum GRPCAnswers {
+    /// The miss answer to a gRPC call: `grpc-status: 5` with `report` (the JSON a miss answers other requests
+    /// with) told in one line as `grpc-message`.
+    static func miss(report: JSONValue) -> Answer {
+        Answer(response: GRPC.errorResponse(status: .notFound, message: summary(of: report)), source: .miss)
+    }
+
+    /// `answer` as a gRPC call gets it: one of Kakapo's own errors (source `error`, not already gRPC) becomes
+    /// a gRPC status; every other answer is left as it is.
+    static func converting(_ answer: Answer, for request: HTTP.Request) -> Answer {
+        guard answer.source == .error, GRPC.isGRPC(request),
+            case .response(let status, let headers, .bytes(let body)) = answer.outcome,
+            !GRPC.isGRPC(contentType: headers["Content-Type"])
+        else { return answer }
+        var message = String(decoding: body, as: UTF8.self)
+        if let parsed = try? JSONParser.parse(body), let text = parsed.objectValue?["error"]?.stringValue {
+            message = text
+        }
+        let response = GRPC.errorResponse(
+            status: GRPCStatus(httpStatus: status), message: "kakapo: \(message) (HTTP \(status))")
+        var converted = answer
+        converted.outcome = .response(status: response.status, headers: response.headers, body: .bytes([]))
+        converted.trailers = response.trailers
+        return converted
+    }
+
+    /// `completion` for `request`: for a gRPC call, one that converts Kakapo's own errors first
+    /// (`converting(_:for:)`); for any other request, `completion` itself.
+    static func converting(_ completion: @escaping @Sendable (Answer) -> Void, for request: HTTP.Request)
+        -> @Sendable (Answer) -> Void
+    {
+        guard GRPC.isGRPC(request) else { return completion }
+        return { completion(converting($0, for: request)) }
+    }
+
+    /// The miss report in one line: what missed, in which mode, and the nearest recordings with what differed
+    /// (`kakapo: no recorded interaction matches POST /demo.Greeter/SayHello (mode replay); nearest: ...`).
+    static func summary(of report: JSONValue) -> String {
+        guard let object = report.objectValue else {
+            return String(decoding: JSONWriter().write(report), as: UTF8.self)
+        }
+        var text = "kakapo: " + (object["error"]?.stringValue ?? "no recorded interaction matches")
+        if let request = object["request"]?.objectValue, let method = request["method"]?.stringValue,
+            let url = request["url"]?.stringValue
+        {
+            text += ": \(method) \(url)"
+        }
+        var context: [String] = []
+        if let mode = object["mode"]?.stringValue { context.append("mode \(mode)") }
+        if let cassette = object["cassette"]?.stringValue { context.append("cassette \(cassette)") }
+        if !context.isEmpty { text += " (\(context.joined(separator: ", ")))" }
+        let nearest = object["nearest"]?.arrayValue ?? []
+        if nearest.isEmpty {
+            text += "; nothing recorded comes close"
+        } else {
+            let lines = nearest.compactMap { candidate -> String? in
+                guard let entry = candidate.objectValue else { return nil }
+                var line =
+                    "interaction \(entry["interaction"].map { String(decoding: JSONWriter().write($0), as: UTF8.self) } ?? "?")"
+                if let method = entry["method"]?.stringValue, let url = entry["url"]?.stringValue {
+                    line += " (\(method) \(url))"
+                }
+                let differences = entry["differences"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                if !differences.isEmpty { line += ": " + differences.joined(separator: ", ") }
+                return line
+            }
+            text += "; nearest: " + lines.joined(separator: "; ")
+        }
+        return text
+    }
+}
