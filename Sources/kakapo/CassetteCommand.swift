@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kakapo
+import KakapoGRPC
 import KakapoGraphQL
 
 /// `kakapo cassette`: check, list and clean cassette files without running a proxy.
@@ -74,6 +75,8 @@ struct CassetteCommand: ParsableCommand {
         @Flag(help: "List the messages of each WebSocket conversation: direction, offset, and the start of each.")
         var messages = false
 
+        @OptionGroup var grpc: GRPCOptions
+
         /// How a streamed answer came: ` in 5 chunks`, `, broken off` when the upstream broke it; empty for a
         /// whole answer.
         static func stream(of interaction: Interaction) -> String {
@@ -82,7 +85,7 @@ struct CassetteCommand: ParsableCommand {
         }
 
         func run() throws {
-            let cassette = try loadOrExit(file)
+            let cassette = try loadOrExit(file, schema: try grpc.schema())
             for (position, interaction) in cassette.interactions.enumerated() {
                 let response = interaction.response
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
@@ -90,7 +93,7 @@ struct CassetteCommand: ParsableCommand {
                 let request = interaction.request
                 let operation =
                     (GraphQLRequest(request, json: { try? JSONParser.parse(request.body) })?.label
-                    ?? JSONRPCMessage.label(for: request)).map { "  " + $0 }
+                    ?? JSONRPCMessage.label(for: request) ?? Self.grpcLabel(of: interaction)).map { "  " + $0 }
                 // A conversation takes the place of the body, which an upgrade does not have.
                 let content =
                     interaction.webSocket.map(Self.summary) ?? "\(response.body.count) B\(Self.stream(of: interaction))"
@@ -146,12 +149,14 @@ func saveOrExit(_ cassette: Cassette, to file: String) throws {
 
 /// Loads a cassette, or prints why not and exits 3. A journal that a killed recording left beside it is
 /// folded in first, and said so.
-func loadOrExit(_ file: String) throws -> Cassette {
+func loadOrExit(_ file: String, schema: GRPCSchema? = nil) throws -> Cassette {
     do {
-        if let recovery = try CassetteSession.recover(file) {
+        var matching = MatchOptions()
+        matching.grpcSchema = schema
+        if let recovery = try CassetteSession.recover(file, matching: matching) {
             standardError("kakapo: " + recovery.summary)
         }
-        return try CassetteFile.load(file)
+        return try CassetteFile.load(file, schema: schema)
     } catch {
         throw ExitStatus.failure(error)
     }

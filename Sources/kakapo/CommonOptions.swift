@@ -91,6 +91,7 @@ struct CommonOptions: ParsableArguments {
     var sessionTimeout: Double = 600
 
     @OptionGroup var streams: StreamOptions
+    @OptionGroup var grpc: GRPCOptions
     @OptionGroup var recordFilters: RecordFilterOptions
     @OptionGroup var redaction: RedactionOptions
     @OptionGroup var https: ForwardProxyOptions
@@ -195,6 +196,7 @@ struct CommonOptions: ParsableArguments {
             requestReadTimeout: requestReadTimeout, adminToken: resolvedAdminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
         streams.apply(to: &configuration)
+        grpc.apply(to: &configuration)
         recordFilters.apply(to: &configuration)
         configuration.maximumBufferedBodyBytes = maxBufferedBodies
         configuration.sessionDirectory = cassetteDir
