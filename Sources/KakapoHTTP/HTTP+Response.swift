@@ -61,6 +61,24 @@ public enum HopByHopHeaders {
         }
         return result
     }
+
+    /// A request's `headers` as they go on to the upstream: `removing(from:)`, but a `TE` that lists
+    /// `trailers` goes on as exactly `trailers` (its name as it came). That is the one TE value HTTP/2 allows,
+    /// and gRPC servers refuse a call without it; other TE values name codings of this hop only.
+    public static func removing(fromRequest headers: HTTP.Headers) -> HTTP.Headers {
+        var result = removing(from: headers)
+        guard result.count != headers.count else { return result }
+        let te = headers.first { field in
+            field.name.caseInsensitiveEquals("te")
+                && field.value.split(separator: ",").contains { token in
+                    // `trailers` takes no parameters; a `;q=` after it is tolerated all the same.
+                    let name = token.split(separator: ";", maxSplits: 1).first ?? ""
+                    return name.trimmingSpaces().caseInsensitiveEquals("trailers")
+                }
+        }
+        if let te { result.add(name: te.name, value: "trailers") }
+        return result
+    }
 }
 
 extension StringProtocol {

@@ -48,8 +48,9 @@ extension CurlHandle {
             guard status == 407 else { return nil }
             return UpstreamProxyFailure.refused(proxy, status: status, statusLine: sink.statusLine)
         }
-        // An https:// upstream is tunnelled: a failure before the proxy answered the CONNECT is the proxy's.
-        let beforeTunnel = url.lowercased().hasPrefix("https:") && connectCode == 0
+        // An https:// (or h2c://) upstream is tunnelled: a failure before the proxy answered the CONNECT is
+        // the proxy's.
+        let beforeTunnel = tunnelled && connectCode == 0
         let tlsCodes = [
             CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,

@@ -14,6 +14,9 @@ final class CurlHandle {
     private(set) var url = ""
     /// The upstream proxy the transfer in progress goes through; nil: direct.
     private(set) var proxy: UpstreamProxy?
+    /// The transfer in progress goes through `proxy` in a `CONNECT` tunnel (an `https://` or `h2c://`
+    /// upstream), so failures before the tunnel stands are the proxy's.
+    private(set) var tunnelled = false
     /// The transfer in progress: its response so far.
     private(set) var sink: ResponseSink?
     /// Which transfer the handle carries (a loop numbers them).
@@ -52,12 +55,14 @@ final class CurlHandle {
     }
 
     /// Sets up `request` (already prepared for the upstream) to `url`; `caBundle` replaces the trusted CA
-    /// certificates when given (PEM). `onStream` hears about answers that stream (see
+    /// certificates when given (PEM). With `http2PriorKnowledge` the request goes as cleartext HTTP/2 from
+    /// the first byte (an `h2c://` upstream); an `https://` one gets HTTP/2 when its TLS handshake offers
+    /// it (ALPN), HTTP/1.1 otherwise. `onStream` hears about answers that stream (see
     /// `UpstreamStreamEvent`); their bodies are kept for the completion only with `keepsStreamedBody`.
     /// `resumer` continues the transfer after a listener paused it.
     func start(
-        _ request: HTTP.Request, url: String, proxy: UpstreamProxy?, configuration: UpstreamConfiguration,
-        caBundle: [UInt8]?,
+        _ request: HTTP.Request, url: String, proxy: UpstreamProxy?, http2PriorKnowledge: Bool = false,
+        configuration: UpstreamConfiguration, caBundle: [UInt8]?,
         keepsStreamedBody: Bool, onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?,
         bodyStream: RequestBodyStream? = nil, resumer: TransferResumer
     ) {
@@ -65,12 +70,15 @@ final class CurlHandle {
         errorBuffer[0] = 0
         self.url = url
         self.proxy = proxy
+        let secure = url.utf8.count >= 6 && url.prefix(6).lowercased() == "https:"
+        // libcurl speaks HTTP/1.1 to an HTTP proxy that forwards: cleartext HTTP/2 goes through a tunnel.
+        tunnelled = proxy != nil && (secure || http2PriorKnowledge)
         let sink = ResponseSink(
             configuration: configuration, bodyExpected: request.method.rawValue != "HEAD",
             keepsStreamedBody: keepsStreamedBody, resumer: resumer)
         sink.onStream = onStream
         sink.proxied = proxy != nil
-        sink.awaitingTunnel = proxy != nil && url.lowercased().hasPrefix("https:")
+        sink.awaitingTunnel = tunnelled
         self.sink = sink
         let sinkPointer = Unmanaged.passRetained(sink)
         self.sinkPointer = sinkPointer
@@ -94,6 +102,22 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, CurlHandle.bufferSize)
+        _ = kakapo_curl_setopt_long(
+            handle, CURLOPT_HTTP_VERSION, CurlHandle.httpVersion(secure: secure, http2PriorKnowledge))
+        if http2PriorKnowledge {
+            // HTTP/2 ends a body with its stream, and trailers may follow: libcurl 7.x ends the transfer once
+            // `content-length` bytes came, losing them (and leaving the stream open on the connection).
+            _ = kakapo_curl_setopt_long(handle, CURLOPT_IGNORE_CONTENT_LENGTH, 1)
+            if CurlHandle.reusesPriorKnowledgeConnections {
+                // Known to multiplex: transfers that start together wait for the first connection and share
+                // it, instead of each opening its own.
+                _ = kakapo_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+            } else {
+                _ = kakapo_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
+                _ = kakapo_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, 1)
+            }
+        }
+        if tunnelled && !secure { _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPPROXYTUNNEL, 1) }
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, configuration.insecure ? 0 : 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, configuration.insecure ? 0 : 2)
         setProxy(proxy, configuration: configuration, caBundle: caBundle)
@@ -155,7 +179,38 @@ final class CurlHandle {
         guard code == CURLE_OK else {
             return .failure(error(for: code, sink: sink, url: url))
         }
-        return .success(HTTP.Response(status: status, headers: sink.responseHeaders(), body: sink.body))
+        var version = 0
+        _ = kakapo_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return .success(
+            HTTP.Response(
+                status: status, headers: sink.responseHeaders(), body: sink.body, trailers: sink.responseTrailers(),
+                version: CurlHandle.versionName(version)))
+    }
+
+    /// Whether libcurl can send a request on a cleartext HTTP/2 connection that carried one before: before
+    /// 8.0.0 it starts HTTP/2 over again on it, and the upstream sees garbage (curl issue 10634; Debian 12
+    /// has 7.88.1). There, every `h2c://` request has a connection of its own.
+    static let reusesPriorKnowledgeConnections: Bool = {
+        guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
+        return info.pointee.version_num >= 0x08_00_00
+    }()
+
+    /// What `CURLOPT_HTTP_VERSION` asks for: HTTP/2 from the start (`h2c://`), HTTP/2 when TLS offers it
+    /// (`https://`), HTTP/1.1 otherwise (never an `Upgrade: h2c` of libcurl's own on a client's request).
+    static func httpVersion(secure: Bool, _ http2PriorKnowledge: Bool) -> Int {
+        if http2PriorKnowledge { return Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) }
+        return Int(secure ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+    }
+
+    /// The version `CURLINFO_HTTP_VERSION` names, as a cassette writes it (`"1.1"`, `"2"`); nil when unknown.
+    static func versionName(_ version: Int) -> String? {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): "2"
+        case Int(CURL_HTTP_VERSION_3): "3"
+        default: nil
+        }
     }
 
     /// Drops the transfer without a result (the loop is shutting down).
@@ -194,6 +249,12 @@ final class CurlHandle {
     private func error(for code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError {
         let reason = reason(for: code)
         switch code {
+        case CURLE_WRITE_ERROR where sink.tooManyTrailers:
+            return UpstreamError(
+                code: .responseTooLarge,
+                message:
+                    "the upstream's trailers from \(url) are larger than \(ResponseSink.maximumTrailerBytes) bytes or \(ResponseSink.maximumTrailerFields) fields"
+            )
         case CURLE_WRITE_ERROR where sink.invalidField != nil:
             return UpstreamError(
                 code: .protocolError,
@@ -240,6 +301,13 @@ final class ResponseSink {
     let timeout: Double
     /// The fields of the response being read, in wire order.
     private var fields = HTTP.Headers()
+    /// The fields that came after the body (HTTP/2 trailers, a chunked body's), in wire order.
+    private var trailers = HTTP.Headers()
+    /// What `trailers` weighs, counted as HTTP/2 does (name, value and 32 bytes per field).
+    private var trailerBytes = 0
+    /// The final header section has ended: header lines from now on are trailers. libcurl hands them to
+    /// the same callback, after the body, one line each.
+    private var inTrailers = false
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?
@@ -293,16 +361,20 @@ final class ResponseSink {
         self.keepsStreamedBody = keepsStreamedBody
     }
 
-    /// One header line without its line end, as libcurl hands it over; false (and `invalidField` says
-    /// why) for a field no HTTP reader accepts: a name that is not a token, or a value with a bare CR, a
-    /// line feed or a NUL byte. Such an answer is refused whole: forwarded, it would break the client's
-    /// connection; recorded, a cassette that no longer loads.
+    /// One header line without its line end, as libcurl hands it over (a trailer once the header section
+    /// has ended); false (and `invalidField` says why) for a field no HTTP reader accepts: a name that is
+    /// not a token, or a value with a bare CR, a line feed or a NUL byte. Such an answer is refused whole:
+    /// forwarded, it would break the client's connection; recorded, a cassette that no longer loads. So is
+    /// one whose trailers outgrow `maximumTrailerBytes` or `maximumTrailerFields` (`tooManyTrailers`).
     func appendHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         // A new status line starts a new response (after `100 Continue`, or a proxy's `200 Connection
         // established`): keep only the last response's fields.
         parsedHeaders = nil
         if line.starts(with: "HTTP/".utf8) {
             fields = HTTP.Headers()
+            trailers = HTTP.Headers()
+            trailerBytes = 0
+            inTrailers = false
             // "HTTP/1.1 200 OK": the (three) digits after the first space.
             var code = 0
             if let space = line.firstIndex(of: 0x20) {
@@ -322,20 +394,40 @@ final class ResponseSink {
         while end > start && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
         let nameBytes = UnsafeRawBufferPointer(rebasing: line[..<colon])
         let valueBytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
-        let name = String(decoding: nameBytes, as: UTF8.self)
+        let kind = inTrailers ? "trailer" : "header"
         guard !nameBytes.isEmpty, nameBytes.allSatisfy(ResponseSink.isTokenByte) else {
-            invalidField = "the header name \(ResponseSink.quoted(nameBytes)) is not a token"
+            invalidField = "the \(kind) name \(ResponseSink.quoted(nameBytes)) is not a token"
             return false
         }
+        if inTrailers {
+            // Checked before anything is kept: a flood of trailers costs no more than the bound.
+            trailerBytes += nameBytes.count + valueBytes.count + 32
+            guard trailerBytes <= ResponseSink.maximumTrailerBytes, trailers.count < ResponseSink.maximumTrailerFields
+            else {
+                tooManyTrailers = true
+                return false
+            }
+        }
+        let name = String(decoding: nameBytes, as: UTF8.self)
         if let bad = valueBytes.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
             let what =
                 bad == 0x0D ? "a bare carriage return (CR)" : bad == 0x0A ? "a bare line feed (LF)" : "a NUL byte"
-            invalidField = "the header \(name) has \(what) in its value"
+            invalidField = "the \(kind) \(name) has \(what) in its value"
             return false
         }
-        fields.add(name: name, value: String(decoding: valueBytes, as: UTF8.self))
+        let value = String(decoding: valueBytes, as: UTF8.self)
+        if inTrailers { trailers.add(name: name, value: value) } else { fields.add(name: name, value: value) }
         return true
     }
+
+    /// The most trailer bytes an answer may have, counted as HTTP/2 counts a header list (name, value and
+    /// 32 bytes per field): 64 KiB, half of what libcurl itself takes over HTTP/2. gRPC sends a few short
+    /// ones (`grpc-status`, `grpc-message`, perhaps a few KiB of `grpc-status-details-bin`).
+    static let maximumTrailerBytes = 64 << 10
+    /// The most trailer fields an answer may have.
+    static let maximumTrailerFields = 128
+    /// The answer's trailers outgrew `maximumTrailerBytes` or `maximumTrailerFields`.
+    private(set) var tooManyTrailers = false
 
     /// Why the answer was refused, when a header field was invalid (see `appendHeaderLine`).
     private(set) var invalidField: String?
@@ -369,10 +461,15 @@ final class ResponseSink {
     /// The blank line after a header section: a final answer that streams is reported now. Event streams
     /// always stream; other bodies when their length is unknown or above the threshold.
     func headersEnded() {
+        // A blank line after trailers (a chunked body's end) ends nothing more.
+        if inTrailers { return }
         if awaitingTunnel {
             if (200..<300).contains(status) { awaitingTunnel = false }
             return
         }
+        // A final answer's header section: what follows the body is trailers. (A 1xx is followed by
+        // another status line, which starts over.)
+        if status >= 200 { inTrailers = true }
         guard let onStream, !streaming, status >= 200, !(proxied && status == 407) else { return }
         let headers = responseHeaders()
         if !headers.announcesEventStream {
@@ -473,6 +570,12 @@ final class ResponseSink {
         let final = HopByHopHeaders.removing(from: fields)
         parsedHeaders = final
         return final
+    }
+
+    /// The fields that followed the body, without hop-by-hop ones (which no HTTP/2 client takes); empty
+    /// when none came.
+    func responseTrailers() -> HTTP.Headers {
+        trailers.isEmpty ? trailers : HopByHopHeaders.removing(from: trailers)
     }
 }
 

@@ -21,6 +21,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         let url: String
         /// The upstream proxy it goes through; nil: direct.
         let proxy: UpstreamProxy?
+        /// Whether the request goes as cleartext HTTP/2 without asking first (an `h2c://` upstream).
+        var http2PriorKnowledge = false
         /// Whether a streamed answer's body is kept for the completion.
         let keepsStreamedBody: Bool
         /// Told about a streamed answer as it arrives; nil buffers every answer.
@@ -80,6 +82,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         let this = Unmanaged.passUnretained(self).toOpaque()
         _ = kakapo_curl_multi_setopt_socket(multi, curlSocketCallback, this)
         _ = kakapo_curl_multi_setopt_timer(multi, curlTimerCallback, this)
+        // HTTP/2 upstreams carry many transfers at once on one connection (libcurl's default, said here
+        // because h2c:// upstreams and gRPC count on it).
+        _ = kakapo_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         let thread = Thread { [self] in run() }
         thread.name = "kakapo-upstream"
         thread.start()
@@ -294,7 +299,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         let (address, current) = (UInt(bitPattern: easy), serial)
         let resumer = TransferResumer { [self] in resume(address: address, serial: current) }
         handle.start(
-            job.request, url: job.url, proxy: job.proxy, configuration: configuration, caBundle: caBundle,
+            job.request, url: job.url, proxy: job.proxy, http2PriorKnowledge: job.http2PriorKnowledge,
+            configuration: configuration, caBundle: caBundle,
             keepsStreamedBody: job.keepsStreamedBody, onStream: job.onStream, bodyStream: job.bodyStream,
             resumer: resumer)
         handle.completion = job.completion

@@ -22,8 +22,8 @@ public final class UpstreamClient: Sendable {
     private let next = Atomic<Int>(0)
 
     /// Creates a client. An empty base URL makes a forwarding-only client; throws `invalidURL` when the
-    /// base URL is not `http(s)://host[:port][/prefix]`, and `tlsFailure` when the additional CA file
-    /// cannot be read.
+    /// base URL is not `http(s)://host[:port][/prefix]` or `h2c://...`, and `tlsFailure` when the
+    /// additional CA file cannot be read.
     public init(configuration: UpstreamConfiguration) throws(UpstreamError) {
         if configuration.baseURL.isEmpty {
             self.url = nil
@@ -31,7 +31,7 @@ public final class UpstreamClient: Sendable {
             guard let url = UpstreamURL(configuration.baseURL) else {
                 throw UpstreamError(
                     code: .invalidURL,
-                    message: "\"\(configuration.baseURL)\" is not an http:// or https:// URL with a host")
+                    message: "\"\(configuration.baseURL)\" is not an http://, https:// or h2c:// URL with a host")
             }
             self.url = url
         }
@@ -41,7 +41,8 @@ public final class UpstreamClient: Sendable {
             proxies = try UpstreamProxies.fromEnvironment(ProcessInfo.processInfo.environment)
         }
         self.proxies = proxies
-        self.baseProxy = url.flatMap { proxies.proxy(for: $0.description) }
+        // An h2c:// upstream goes through the proxy of http:// ones (tunnelled: see `CurlHandle`).
+        self.baseProxy = url.flatMap { proxies.proxy(for: $0.url(for: "/")) }
         let caBundle = try CABundle.load(configuration)
         let count = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
         let connections = max(1, configuration.maximumConcurrentRequests / count)
@@ -60,11 +61,11 @@ public final class UpstreamClient: Sendable {
         return url?.description
     }
 
-    /// The request as it will go upstream: hop-by-hop headers dropped, `Host` set to the upstream's
-    /// authority. This is also what a recording stores.
+    /// The request as it will go upstream: hop-by-hop headers dropped (but `TE: trailers`, which gRPC
+    /// servers require), `Host` set to the upstream's authority. This is also what a recording stores.
     public func prepare(_ request: HTTP.Request) -> HTTP.Request {
         var prepared = request
-        var headers = HopByHopHeaders.removing(from: request.headers)
+        var headers = HopByHopHeaders.removing(fromRequest: request.headers)
         if let origin = request.origin {
             headers.replaceOrAdd(name: "Host", value: RequestOrigin.authority(of: origin))
         } else if let url {
@@ -89,12 +90,14 @@ public final class UpstreamClient: Sendable {
     ) {
         let target: String
         let proxy: UpstreamProxy?
+        var priorKnowledge = false
         if let origin = prepared.origin {
             target = origin + prepared.target
             proxy = proxies.proxy(for: origin)
         } else if let url {
             target = url.url(for: prepared.target)
             proxy = baseProxy
+            priorKnowledge = url.usesHTTP2PriorKnowledge
         } else {
             completion(
                 .failure(
@@ -108,8 +111,9 @@ public final class UpstreamClient: Sendable {
         let index = next.add(1, ordering: .relaxed).oldValue % loops.count
         loops[index].submit(
             .init(
-                request: prepared, url: target, proxy: proxy, keepsStreamedBody: keepsStreamedBody, onStream: onStream,
-                bodyStream: bodyStream, completion: completion))
+                request: prepared, url: target, proxy: proxy, http2PriorKnowledge: priorKnowledge,
+                keepsStreamedBody: keepsStreamedBody, onStream: onStream, bodyStream: bodyStream,
+                completion: completion))
     }
 
     /// Sends a prepared request and waits for the response.

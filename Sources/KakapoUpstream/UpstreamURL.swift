@@ -1,14 +1,18 @@
 /// A parsed upstream base URL: scheme, authority (`host:port`) and an optional path prefix.
 public struct UpstreamURL: Hashable, Sendable {
+    /// `http`, `https`, or `h2c` (cleartext HTTP/2 with prior knowledge: sent as `http`).
     public let scheme: String
     public let authority: String
     public let pathPrefix: String
 
-    /// Parses `http://host[:port][/prefix]` or `https://...`; nil for anything else.
+    /// The schemes an upstream may have.
+    public static let schemes = ["http", "https", "h2c"]
+
+    /// Parses `http://host[:port][/prefix]`, `https://...` or `h2c://...`; nil for anything else.
     public init?(_ string: String) {
         guard let separator = string.range(of: "://") else { return nil }
         let scheme = string[..<separator.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
+        guard Self.schemes.contains(scheme) else { return nil }
         let rest = string[separator.upperBound...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = String(rest[..<slash])
@@ -23,9 +27,16 @@ public struct UpstreamURL: Hashable, Sendable {
         self.pathPrefix = prefix
     }
 
-    /// The full URL for a request target (`/path?query`).
+    /// Whether requests go as HTTP/2 from the first byte, without asking first (`h2c://`): the upstream
+    /// must speak cleartext HTTP/2, as gRPC servers do.
+    public var usesHTTP2PriorKnowledge: Bool { scheme == "h2c" }
+
+    /// The scheme on the wire: `h2c` is cleartext `http`.
+    public var transportScheme: String { usesHTTP2PriorKnowledge ? "http" : scheme }
+
+    /// The full URL for a request target (`/path?query`), as libcurl takes it (`http://` for `h2c://`).
     public func url(for target: String) -> String {
-        scheme + "://" + authority + pathPrefix + (target.hasPrefix("/") ? target : "/" + target)
+        transportScheme + "://" + authority + pathPrefix + (target.hasPrefix("/") ? target : "/" + target)
     }
 
     /// Whether a request target's dot-segments (`..`, also spelled `%2e%2e`, with `/` also spelled `%2f`
@@ -82,5 +93,6 @@ public struct UpstreamURL: Hashable, Sendable {
         return decoded
     }
 
+    /// The URL as given (`h2c://` kept), for messages.
     public var description: String { scheme + "://" + authority + pathPrefix }
 }

@@ -6,7 +6,10 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forward requests to the upstream and record every exchange into a cassette.")
 
-    @Option(help: "The real API: http(s)://host[:port][/prefix]. Not needed with --proxy (requests name their hosts).")
+    @Option(
+        help:
+            "The real API: http(s)://host[:port][/prefix], or h2c://... for cleartext HTTP/2 (gRPC). Not needed with --proxy (requests name their hosts)."
+    )
     var upstream: String?
 
     @Option(help: "The cassette file to write (created if missing).")

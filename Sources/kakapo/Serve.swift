@@ -12,7 +12,7 @@ struct Serve: AsyncParsableCommand {
     )
     var cassette: String?
 
-    @Option(help: "The real API: http(s)://host[:port][/prefix].")
+    @Option(help: "The real API: http(s)://host[:port][/prefix], or h2c://... for cleartext HTTP/2 (gRPC).")
     var upstream: String?
 
     @Option(

@@ -98,7 +98,8 @@ struct UpstreamOptions: ParsableArguments {
     /// client that only forwards requests naming their host.
     func configuration(for url: String?) throws -> UpstreamConfiguration {
         if let url, UpstreamURL(url) == nil {
-            throw ValidationError("--upstream must be an http:// or https:// URL with a host, not \"\(url)\"")
+            throw ValidationError(
+                "--upstream must be an http://, https:// or h2c:// (cleartext HTTP/2) URL with a host, not \"\(url)\"")
         }
         var configuration = UpstreamConfiguration(
             baseURL: url ?? "", connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,

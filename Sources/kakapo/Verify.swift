@@ -11,7 +11,7 @@ struct Verify: AsyncParsableCommand {
     @Option(help: "The cassette to check.")
     var cassette: String
 
-    @Option(help: "The live API: http(s)://host[:port][/prefix].")
+    @Option(help: "The live API: http(s)://host[:port][/prefix], or h2c://... for cleartext HTTP/2 (gRPC).")
     var upstream: String
 
     @Option(

@@ -86,9 +86,10 @@ enum UpstreamLayer: PipelineLayer {
                     endsAfterRecording = recordsBreak
                 }
                 if let stream, !endsAfterRecording {
-                    var failed = false
-                    if case .failure = result { failed = true }
-                    stream.finish(broken: failed)
+                    switch result {
+                    case .success(let response): stream.finish(trailers: response.trailers)
+                    case .failure: stream.finish(broken: true)
+                    }
                 }
                 func described() -> String {
                     let url = redactor.redactedURL(of: prepared)
@@ -127,7 +128,7 @@ enum UpstreamLayer: PipelineLayer {
                     // once the recording is in the journal, so nothing answered is lost to kill -9 and
                     // requests a client sends one after the other are recorded in that order.
                     session.record(interaction, replacing: replacing) {
-                        if let stream { stream.finish() } else { completion(recordedAnswer) }
+                        if let stream { stream.finish(trailers: response.trailers) } else { completion(recordedAnswer) }
                     }
                 case .failure(let error) where cancelled:
                     logger.debug("the client left before the end of a streamed answer: \(error.message)")

@@ -1,0 +1,212 @@
+import Foundation
+import Kakapo
+import KakapoTestSupport
+import Testing
+
+/// Upstreams that speak HTTP/2 (tools/h2upstream.py on Python's `h2`, which tools/h2upstream.sh installs):
+/// `h2c://` with prior knowledge and `https://` by ALPN, recorded and replayed through the built `kakapo` to
+/// an HTTP/1.1 client, trailers and version included.
+@Suite(
+    "Upstreams over HTTP/2", .enabled(if: H2Upstream.isAvailable, "the venv has no h2: run tools/h2upstream.sh install")
+)
+struct UpstreamHTTP2Tests {
+    @Test("an h2c:// upstream's trailers reach a client that takes them, are recorded with the version, and replay")
+    func cleartextTrailersRecordedAndReplayed() async throws {
+        let upstream = try await H2Upstream.start()
+        let cassette = try Fixtures.temporaryDirectory() + "/h2c.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "h2c://127.0.0.1:\(upstream.port)", "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+
+        // Three pieces 150 ms apart and trailers, as a chunked HTTP/1.1 answer with them at its end.
+        let streamed = try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"])
+        #expect(streamed.hasPrefix("HTTP/1.1 200"), "\(streamed)")
+        #expect(streamed.lowercased().contains("transfer-encoding: chunked"), "\(streamed)")
+        #expect(streamed.contains("one\n") && streamed.contains("two\n") && streamed.contains("three\n"))
+        #expect(streamed.hasSuffix("0\r\ngrpc-status: 0\r\nx-trailer: yes\r\n\r\n"), "\(streamed)")
+        // Header names as HTTP/2 has them: lower case, not re-cased.
+        #expect(streamed.contains("\r\ncontent-type: text/plain\r\n"), "\(streamed)")
+        #expect(streamed.contains("\r\nx-upstream: h2\r\n"), "\(streamed)")
+
+        // A body with a content-length still has its trailers; TE keeps only `trailers` on the way up.
+        let echoed = try H2Upstream.get("/echo", port: port, headers: ["TE: trailers, deflate", "Connection: TE"])
+        #expect(echoed.contains(#"["te", "trailers"]"#), "\(echoed)")
+        #expect(echoed.hasSuffix("x-echo: done\r\n\r\n"), "\(echoed)")
+        // A client that does not take trailers gets the body alone, with its length.
+        let plainEcho = try H2Upstream.get("/echo?2", port: port, headers: ["TE: deflate"])
+        #expect(!plainEcho.contains(#"["te""#), "\(plainEcho)")
+        #expect(!plainEcho.contains("x-echo"), "\(plainEcho)")
+        // Request after request to the same upstream (libcurl 7.88 cannot reuse an h2c connection).
+        for round in 0..<3 {
+            #expect(try H2Upstream.get("/plain?\(round)", port: port).hasSuffix("\r\n\r\nplain\n"))
+        }
+
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0, "\(recorder.standardError)")
+        let recorded = try H2Upstream.interactions(cassette)
+        let trailers = try #require(recorded["/trailers"])
+        #expect(trailers["httpVersion"] as? String == "2")
+        #expect(trailers["trailers"] as? [[String]] == [["grpc-status", "0"], ["x-trailer", "yes"]])
+        // Pieces of unknown length far enough apart are recorded with their offsets, to replay in time.
+        let offsets = try #require((trailers["chunks"] as? [[String: Any]])?.compactMap { $0["offsetMs"] as? Double })
+        #expect(offsets.count == 3 && offsets[1] >= 100 && offsets[2] >= offsets[1] + 100, "\(trailers)")
+        #expect(recorded["/echo"]?["trailers"] as? [[String]] == [["x-echo", "done"]])
+        #expect(recorded["/plain"]?["httpVersion"] as? String == "2")
+        #expect(recorded["/plain"]?["trailers"] == nil)
+        upstream.process.send(SIGKILL)
+        _ = try await upstream.process.waitForExit()
+
+        let replayer = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
+        let replayPort = try await replayer.waitUntilListening()
+        let replayStarted = ContinuousClock.now
+        let replayed = try H2Upstream.get("/trailers", port: replayPort, headers: ["TE: trailers"])
+        #expect(ContinuousClock.now - replayStarted >= .milliseconds(200), "replayed at the recorded pace")
+        #expect(replayed.contains("X-Kakapo-Source: cassette"), "\(replayed)")
+        #expect(replayed.contains("one\n") && replayed.contains("three\n"), "\(replayed)")
+        #expect(replayed.hasSuffix("0\r\ngrpc-status: 0\r\nx-trailer: yes\r\n\r\n"), "\(replayed)")
+        let replayedEcho = try H2Upstream.get("/echo", port: replayPort, headers: ["TE: trailers"])
+        #expect(replayedEcho.hasSuffix("x-echo: done\r\n\r\n"), "\(replayedEcho)")
+        replayer.send(SIGINT)
+        #expect(try await replayer.waitForExit() == 0)
+    }
+
+    @Test("trailers past 64 KiB or 128 fields fail the answer with a 502 that says so; the upstream stays usable")
+    func trailersAreBounded() async throws {
+        let upstream = try await H2Upstream.start()
+        let proxy = try KakapoProcess([
+            "serve", "--mode", "passthrough", "--upstream", "h2c://127.0.0.1:\(upstream.port)", "--port", "0",
+        ])
+        let port = try await proxy.waitUntilListening()
+        for path in ["/big-trailers", "/many-trailers"] {
+            let answer = try H2Upstream.get(path, port: port, headers: ["TE: trailers"])
+            #expect(answer.hasPrefix("HTTP/1.1 502"), "\(path): \(answer)")
+            #expect(
+                answer.contains(
+                    "trailers from http://127.0.0.1:\(upstream.port)\(path) are larger than 65536 bytes or 128 fields"),
+                "\(answer)")
+            #expect(answer.contains("response-too-large"), "\(answer)")
+        }
+        #expect(try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"]).contains("x-trailer: yes"))
+        proxy.send(SIGINT)
+        #expect(try await proxy.waitForExit() == 0)
+    }
+
+    @Test("an https:// upstream offering only h2 by ALPN is recorded as HTTP/2 with its trailers")
+    func tlsNegotiatesHTTP2() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let openssl = try KakapoProcess(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "2", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ], executable: "/usr/bin/openssl")
+        #expect(try await openssl.waitForExit() == 0, "\(openssl.standardError)")
+        let upstream = try await H2Upstream.start(tls: (directory + "/cert.pem", directory + "/key.pem"))
+        let cassette = directory + "/tls.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "https://127.0.0.1:\(upstream.port)", "--upstream-ca", directory + "/cert.pem",
+            "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let streamed = try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"])
+        #expect(streamed.hasSuffix("0\r\ngrpc-status: 0\r\nx-trailer: yes\r\n\r\n"), "\(streamed)")
+        for round in 0..<2 {
+            #expect(try H2Upstream.get("/plain?\(round)", port: port).hasSuffix("\r\n\r\nplain\n"))
+        }
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0, "\(recorder.standardError)")
+        let recorded = try H2Upstream.interactions(cassette)
+        #expect(recorded["/trailers"]?["httpVersion"] as? String == "2")
+        #expect(recorded["/trailers"]?["trailers"] as? [[String]] == [["grpc-status", "0"], ["x-trailer", "yes"]])
+        #expect(recorded["/plain"]?["httpVersion"] as? String == "2")
+    }
+
+    @Test("an HTTP/1.1 upstream is recorded as 1.1")
+    func http1VersionRecorded() async throws {
+        let upstream = try await TestUpstream.start { _ in .response(HTTP.Response(status: 200, body: Array("ok".utf8)))
+        }
+        let cassette = try Fixtures.temporaryDirectory() + "/h1.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "http://127.0.0.1:\(upstream.port)", "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        #expect(try H2Upstream.get("/one", port: port).hasSuffix("\r\n\r\nok"))
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        #expect(try H2Upstream.interactions(cassette)["/one"]?["httpVersion"] as? String == "1.1")
+        await upstream.stop()
+    }
+
+    @Test("--upstream takes h2c:// and says which schemes it takes")
+    func upstreamSchemes() async throws {
+        #expect(
+            UpstreamURL("h2c://127.0.0.1:50051/api")?.url(for: "/demo.Greeter/SayHello")
+                == "http://127.0.0.1:50051/api/demo.Greeter/SayHello")
+        #expect(UpstreamURL("H2C://host")?.usesHTTP2PriorKnowledge == true)
+        #expect(UpstreamURL("h2://host") == nil)
+        let (status, _, error) = try await KakapoProcess.run([
+            "record", "--upstream", "h2://127.0.0.1:1", "--cassette", "/tmp/unused.json", "--port", "0",
+        ])
+        #expect(status != 0)
+        #expect(error.contains("http://, https:// or h2c://"), "\(error)")
+    }
+
+    @Test("TE goes upstream only as `trailers`, and only when the client listed it")
+    func teTrailersOnly() {
+        let forwarded = HopByHopHeaders.removing(fromRequest: [
+            "Accept": "*/*", "TE": "deflate, trailers;q=1", "Connection": "TE",
+        ])
+        #expect(forwarded.fields.map { "\($0.name): \($0.value)" } == ["Accept: */*", "TE: trailers"])
+        #expect(HopByHopHeaders.removing(fromRequest: ["te": "gzip", "X": "1"]).fields.map(\.name) == ["X"])
+        #expect(HopByHopHeaders.removing(from: ["te": "trailers"]).isEmpty)
+    }
+}
+
+/// tools/h2upstream.py running, and how tests talk to Kakapo in front of it.
+struct H2Upstream {
+    let process: KakapoProcess
+    let port: Int
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let python = root + "/.build/python-venv/bin/python"
+
+    /// Whether the venv has `h2`. Under CI (`CI=true`) always true, so a missing install fails the tests.
+    static let isAvailable =
+        ProcessInfo.processInfo.environment["CI"] == "true"
+        || (try? KakapoProcess.runBlocking(["-c", "import h2.connection"], executable: python)) == 0
+
+    /// Starts the upstream on a free port: cleartext, or TLS offering only h2 with `tls` (certificate, key).
+    static func start(tls: (String, String)? = nil) async throws -> H2Upstream {
+        var arguments = [root + "/tools/h2upstream.py"]
+        if let tls { arguments += ["--tls", tls.0, tls.1] }
+        let process = try KakapoProcess(arguments, executable: python)
+        return H2Upstream(process: process, port: try await process.waitUntilListening())
+    }
+
+    /// GETs `path` over HTTP/1.1 on its own connection and returns everything Kakapo sent until it closed.
+    static func get(_ path: String, port: Int, headers: [String] = []) throws -> String {
+        let connection = try RawConnection(port: port, timeout: 10)
+        let extra = headers.map { $0 + "\r\n" }.joined()
+        connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)Connection: close\r\n\r\n")
+        return connection.receive().text
+    }
+
+    /// The cassette's interactions by request path (the last one for a path): each one's response object.
+    static func interactions(_ cassette: String) throws -> [String: [String: Any]] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: cassette))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let list = try #require(root["interactions"] as? [[String: Any]], "\(root.keys)")
+        var byPath: [String: [String: Any]] = [:]
+        for interaction in list {
+            guard let request = interaction["request"] as? [String: Any],
+                let response = interaction["response"] as? [String: Any],
+                let url = request["url"] as? String
+            else { continue }
+            let path = URLComponents(string: url)?.path ?? url
+            byPath[path] = response
+        }
+        return byPath
+    }
+}
