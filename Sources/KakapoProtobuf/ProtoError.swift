@@ -3,9 +3,19 @@
 public struct ProtoError: Error, Sendable, CustomStringConvertible {
     /// What went wrong and where.
     public let message: String
+    /// True once the message names the field it happened in, so outer fields do not name theirs too.
+    let isLocated: Bool
 
     /// An error with `message` as its text.
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String) {
+        self.message = message
+        self.isLocated = false
+    }
+
+    init(_ message: String, isLocated: Bool) {
+        self.message = message
+        self.isLocated = isLocated
+    }
 
     /// The message.
     public var description: String { message }
