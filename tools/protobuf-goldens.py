@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes KakapoProtobuf's test fixtures: test.desc (the descriptor set of test.proto and legacy.proto, with
-imports) and goldens.json (messages as bytes and as proto3 JSON), with Python protobuf as the oracle:
-SerializeToString for the bytes, json_format.MessageToDict for the JSON.
+imports), test-no-imports.desc (test.proto alone) and goldens.json (messages as bytes and as proto3 JSON),
+with Python protobuf as the oracle: SerializeToString(deterministic=True) for the bytes, json_format.MessageToDict
+for the JSON (keys sorted, so the file is the same from run to run).
 
 Run once after changing a .proto or a case, and commit what it writes:
     .build/python-venv/bin/pip install -q grpcio-tools==1.85.1
@@ -29,6 +30,10 @@ def compile_protos(out):
                "--include_imports", "--descriptor_set_out=" + os.path.join(FIXTURES, "test.desc"),
                "--python_out=" + out, "test.proto", "legacy.proto"]
     subprocess.run(command, check=True)
+    # The same files without their imports, as a plain --descriptor_set_out writes them.
+    bare = [sys.executable, "-m", "grpc_tools.protoc", "-I" + FIXTURES, "-I" + include,
+            "--descriptor_set_out=" + os.path.join(FIXTURES, "test-no-imports.desc"), "test.proto"]
+    subprocess.run(bare, check=True)
     sys.path.insert(0, out)
     return importlib.import_module("test_pb2"), importlib.import_module("legacy_pb2")
 
@@ -97,7 +102,7 @@ def cases(t, legacy):
 
 def has_unordered_map(message):
     """True when a map with two or more entries is anywhere in the message: Python writes map entries in
-    its own order, so bytes from the JSON can differ there (and only there) while meaning the same."""
+    an order of its own, so bytes made from the JSON may order them differently (and differ only there)."""
     for field, value in message.ListFields():
         if field.message_type is None:
             continue
@@ -122,12 +127,13 @@ def main():
             goldens.append({
                 "name": name,
                 "type": message.DESCRIPTOR.full_name,
-                "base64": base64.b64encode(message.SerializeToString()).decode(),
+                "base64": base64.b64encode(message.SerializeToString(deterministic=True)).decode(),
                 "json": json_format.MessageToDict(message),
                 "sameOrder": not has_unordered_map(message),
             })
     with open(os.path.join(FIXTURES, "goldens.json"), "w") as file:
-        json.dump(goldens, file, indent=1, ensure_ascii=False)
+        # Keys sorted (and bytes deterministic) so that a run writes the same file as the last.
+        json.dump(goldens, file, indent=1, ensure_ascii=False, sort_keys=True)
         file.write("\n")
     print(f"wrote {len(goldens)} goldens and test.desc to {FIXTURES}")
 
