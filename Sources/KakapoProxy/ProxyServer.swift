@@ -9,7 +9,8 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// The Kakapo proxy: an HTTP/1.1 server on SwiftNIO that answers through the `RequestPipeline`.
+/// The Kakapo proxy: an HTTP/1.1 server on SwiftNIO that answers through the `RequestPipeline`, and HTTP/2
+/// beside it when given an `HTTP2Serving` (`KakapoHTTP2.HTTP2Server`).
 ///
 /// ```swift
 /// let server = try ProxyServer(configuration: .init(port: 0, mode: .none, cassettePath: "cassettes/demo.json"))
@@ -21,6 +22,8 @@ public final class ProxyServer: Sendable {
     /// What answers: the configuration as resolved, the pipeline, the journal.
     public let engine: Engine
     public let tls: ServerTLS
+    /// HTTP/2 beside HTTP/1.1 (h2c with prior knowledge, h2 by ALPN), or nil for HTTP/1.1 only.
+    public let http2: (any HTTP2Serving)?
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
     private let tracker = InFlightTracker()
@@ -34,25 +37,29 @@ public final class ProxyServer: Sendable {
     /// Validates the configuration and loads the cassette (`Engine`); binds nothing yet.
     /// Throws `ProxyError` for an inconsistent configuration and `CassetteError` for a bad cassette.
     public convenience init(
-        configuration: ProxyConfiguration, tls: ServerTLS = ServerTLS(), logger: Logger = Logger(label: "kakapo")
+        configuration: ProxyConfiguration, tls: ServerTLS = ServerTLS(), http2: (any HTTP2Serving)? = nil,
+        logger: Logger = Logger(label: "kakapo")
     )
         throws
     {
         self.init(
-            engine: try Engine(configuration: configuration, logger: logger), tls: tls, owning: true, logger: logger)
+            engine: try Engine(configuration: configuration, logger: logger), tls: tls, http2: http2, owning: true,
+            logger: logger)
     }
 
     /// A server for an engine that already answers elsewhere (Kakapo in process given a socket too):
     /// shutting the server down leaves the engine running; its owner shuts it down.
     public convenience init(
-        sharing engine: Engine, tls: ServerTLS = ServerTLS(), logger: Logger = Logger(label: "kakapo")
+        sharing engine: Engine, tls: ServerTLS = ServerTLS(), http2: (any HTTP2Serving)? = nil,
+        logger: Logger = Logger(label: "kakapo")
     ) {
-        self.init(engine: engine, tls: tls, owning: false, logger: logger)
+        self.init(engine: engine, tls: tls, http2: http2, owning: false, logger: logger)
     }
 
-    private init(engine: Engine, tls: ServerTLS, owning: Bool, logger: Logger) {
+    private init(engine: Engine, tls: ServerTLS, http2: (any HTTP2Serving)?, owning: Bool, logger: Logger) {
         self.engine = engine
         self.tls = tls
+        self.http2 = http2
         self.ownsEngine = owning
         self.bodyBudget = BodyBudget(limit: engine.configuration.maximumBufferedBodyBytes)
         self.logger = logger
@@ -118,11 +125,13 @@ public final class ProxyServer: Sendable {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = configuration.maximumHeaderBytes
         limits.maxHeaderListSize = configuration.maximumHeaderBytes
+        let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let settings = HTTPConnectionSettings(
             pipeline: pipeline, tracker: tracker, maximumBodyBytes: configuration.maximumRequestBodyBytes,
-            limits: limits, forward: configuration.forwardProxy, tls: tls, replies: replies, bodyBudget: bodyBudget)
+            limits: limits, forward: configuration.forwardProxy, tls: tls, replies: replies, bodyBudget: bodyBudget,
+            http2: http2, idleTimeout: idle, requestDeadline: requestDeadline,
+            gracePeriod: .milliseconds(Int64(configuration.shutdownGracePeriod * 1000)))
         let listenerTLS = tls.listener
-        let requestDeadline = TimeAmount.milliseconds(Int64(configuration.requestReadTimeout * 1000))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

@@ -193,7 +193,10 @@ public final class CertificateAuthority: Sendable {
 
     /// A new TLS server context for `names` (host names or IP addresses), with a certificate this CA
     /// signs. Nothing is kept here: `InterceptionCertificates` keeps a bounded number of them.
-    public func serverContext(for names: [String]) throws(TLSSetupError) -> NIOSSLContext {
+    /// `applicationProtocols` are offered by ALPN, in order of preference (`["h2", "http/1.1"]` with HTTP/2).
+    public func serverContext(for names: [String], applicationProtocols: [String] = ["http/1.1"]) throws(TLSSetupError)
+        -> NIOSSLContext
+    {
         let context: NIOSSLContext
         do {
             let leaf = try issue(for: names)
@@ -205,7 +208,7 @@ public final class CertificateAuthority: Sendable {
                 bytes: Array(try Certificate.PrivateKey(leafKey).serializeAsPEM().pemString.utf8), format: .pem)
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain, privateKey: .privateKey(privateKey))
-            configuration.applicationProtocols = ["http/1.1"]
+            configuration.applicationProtocols = applicationProtocols
             context = try NIOSSLContext(configuration: configuration)
         } catch let error as TLSSetupError {
             throw error

@@ -12,6 +12,8 @@ public struct InterceptionCertificates: TLSTermination {
     public let authority: CertificateAuthority
     /// How many hosts' certificates are kept at most.
     public let capacity: Int
+    /// What ALPN offers clients, in order of preference (`["h2", "http/1.1"]` when the server speaks HTTP/2).
+    public let applicationProtocols: [String]
     private let cache: CacheBox
 
     /// Certificates by host with the tick of their last use; the least recently used goes first.
@@ -26,8 +28,9 @@ public struct InterceptionCertificates: TLSTermination {
     }
 
     /// `capacity` (at least 1) bounds the certificates kept; the default keeps 1,024 hosts, about 14 MB.
-    public init(authority: CertificateAuthority, capacity: Int = 1024) {
+    public init(authority: CertificateAuthority, capacity: Int = 1024, applicationProtocols: [String] = ["http/1.1"]) {
         self.authority = authority
+        self.applicationProtocols = applicationProtocols
         self.capacity = max(1, capacity)
         self.cache = CacheBox()
     }
@@ -51,7 +54,7 @@ public struct InterceptionCertificates: TLSTermination {
         }
         if let cached { return cached }
         // Made outside the lock: signing takes a while, and other hosts need not wait for it.
-        let context = try authority.serverContext(for: [host])
+        let context = try authority.serverContext(for: [host], applicationProtocols: applicationProtocols)
         return cache.mutex.withLock { cache in
             // Another connection to the same host may have made one meanwhile: both work, one is kept.
             if let raced = cache.contexts[host] { return raced.context }

@@ -8,8 +8,11 @@ import NIOSSL
 public struct ListenerCertificate: TLSTermination {
     private let context: NIOSSLContext
 
-    /// A certificate chain and its key, both PEM files; errors name the file.
-    public init(certificatePath: String, keyPath: String) throws(TLSSetupError) {
+    /// A certificate chain and its key, both PEM files; errors name the file. ALPN offers
+    /// `applicationProtocols` (`["h2", "http/1.1"]` when the server speaks HTTP/2).
+    public init(certificatePath: String, keyPath: String, applicationProtocols: [String] = ["http/1.1"])
+        throws(TLSSetupError)
+    {
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
@@ -25,7 +28,7 @@ public struct ListenerCertificate: TLSTermination {
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = applicationProtocols
         do {
             context = try NIOSSLContext(configuration: configuration)
         } catch {
@@ -35,8 +38,9 @@ public struct ListenerCertificate: TLSTermination {
     }
 
     /// A certificate from Kakapo's CA for the loopback names.
-    public init(authority: CertificateAuthority) throws(TLSSetupError) {
-        context = try authority.serverContext(for: ["localhost", "127.0.0.1", "::1"])
+    public init(authority: CertificateAuthority, applicationProtocols: [String] = ["http/1.1"]) throws(TLSSetupError) {
+        context = try authority.serverContext(
+            for: ["localhost", "127.0.0.1", "::1"], applicationProtocols: applicationProtocols)
     }
 
     public func makeServerHandler(forHost host: String) throws -> any ChannelHandler {

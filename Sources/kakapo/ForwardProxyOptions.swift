@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kakapo
+import KakapoHTTP2
 import KakapoTLS
 
 /// Options for HTTPS: the forward-proxy mode with its CA, and a TLS listener for the reverse-proxy mode.
@@ -45,6 +46,13 @@ struct ForwardProxyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
+    @Flag(
+        name: .customLong("no-http2"),
+        help:
+            "Speak HTTP/1.1 only: no HTTP/2 with prior knowledge (h2c) on the listening port, and no h2 offered by ALPN on --tls or in --proxy tunnels."
+    )
+    var noHTTP2 = false
+
     func validate() throws {
         if !intercept.isEmpty && !proxy {
             throw ValidationError("--intercept only applies to the forward proxy: add --proxy")
@@ -70,6 +78,12 @@ struct ForwardProxyOptions: ParsableArguments {
     /// Whether the listening port answers TLS.
     var listensWithTLS: Bool { tls || tlsCert != nil }
 
+    /// HTTP/2 for the server, unless `--no-http2` (or this build has none).
+    var http2: HTTP2Server? { noHTTP2 || !HTTP2Server.isAvailable ? nil : HTTP2Server() }
+
+    /// What ALPN offers on the TLS listener and in decrypted tunnels.
+    var applicationProtocols: [String] { http2 == nil ? ["http/1.1"] : ["h2", "http/1.1"] }
+
     /// The CA of `--ca-dir` (or the default folder), created when missing.
     func authority() throws(TLSSetupError) -> CertificateAuthority {
         try CertificateAuthority.loadOrCreate(directory: caDir ?? CertificateAuthority.defaultDirectory)
@@ -85,12 +99,14 @@ struct ForwardProxyOptions: ParsableArguments {
         if proxy, let authority {
             configuration.forwardProxy = ForwardProxyConfiguration(
                 intercept: intercept, credentials: resolvedProxyCredentials)
-            server.interception = InterceptionCertificates(authority: authority)
+            server.interception = InterceptionCertificates(
+                authority: authority, applicationProtocols: applicationProtocols)
         }
         if let tlsCert, let tlsKey {
-            server.listener = try ListenerCertificate(certificatePath: tlsCert, keyPath: tlsKey)
+            server.listener = try ListenerCertificate(
+                certificatePath: tlsCert, keyPath: tlsKey, applicationProtocols: applicationProtocols)
         } else if tls, let authority {
-            server.listener = try ListenerCertificate(authority: authority)
+            server.listener = try ListenerCertificate(authority: authority, applicationProtocols: applicationProtocols)
         }
         return authority
     }

@@ -49,7 +49,7 @@ struct ProxyRunner {
         defer { shared?.shutdown() }
         let server: ProxyServer
         do {
-            server = try ProxyServer(configuration: configuration, tls: tls, logger: logger)
+            server = try ProxyServer(configuration: configuration, tls: tls, http2: https.http2, logger: logger)
         } catch {
             throw ExitStatus.failure(error)
         }
@@ -104,6 +104,11 @@ struct ProxyRunner {
         // Written unbuffered, so a parent process reading a pipe sees it at once.
         let scheme = https.listensWithTLS ? "https" : "http"
         FileHandle.standardOutput.write(Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8))
+        if https.http2 != nil {
+            var ways = [https.listensWithTLS ? "h2 by ALPN" : "h2c with prior knowledge"]
+            if https.proxy { ways.append("h2 by ALPN in decrypted tunnels") }
+            logger.info("HTTP/1.1 and HTTP/2 (\(ways.joined(separator: ", "))); --no-http2 turns HTTP/2 off")
+        }
         if https.proxy {
             // With --proxy-auth clients put the credentials in the URL; the log names the user, never the password.
             let user = configuration.forwardProxy?.credentials.map { "\($0.user):PASSWORD@" } ?? ""
