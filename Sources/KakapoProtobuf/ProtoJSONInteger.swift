@@ -3,8 +3,10 @@
 struct ProtoJSONInteger {
     let isNegative: Bool
     let magnitude: UInt64
+    /// True when the magnitude is past 2^64 - 1 (then no integer type holds it).
+    let isTooLarge: Bool
 
-    /// Nil when the text is not a number, not an integer, or larger in magnitude than 2^64 - 1.
+    /// Nil when the text is not a number or not an integer.
     init?(_ text: String) {
         var bytes = Array(text.utf8)[...]
         guard bytes.count <= 400 else { return nil }
@@ -56,16 +58,22 @@ struct ProtoJSONInteger {
         }
         if exponent < 0 { exponent = 0 }  // every digit was a zero: the value is 0
         var value: UInt64 = 0
+        var isTooLarge = false
         for digit in digits + Array(repeating: 0, count: digits.contains(where: { $0 != 0 }) ? min(exponent, 25) : 0) {
             let (times, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
-            guard !overflow, !carry else { return nil }
+            guard !overflow, !carry else {
+                isTooLarge = true
+                break
+            }
             value = sum
         }
         magnitude = value
+        self.isTooLarge = isTooLarge
     }
 
     var int64: Int64? {
+        if isTooLarge { return nil }
         if isNegative {
             if magnitude == UInt64(Int64.max) + 1 { return Int64.min }
             return magnitude <= UInt64(Int64.max) ? -Int64(magnitude) : nil
@@ -73,5 +81,5 @@ struct ProtoJSONInteger {
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
-    var uint64: UInt64? { isNegative && magnitude != 0 ? nil : magnitude }
+    var uint64: UInt64? { isTooLarge || isNegative && magnitude != 0 ? nil : magnitude }
 }
