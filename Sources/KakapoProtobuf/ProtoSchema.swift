@@ -61,6 +61,24 @@ public struct ProtoSchema: Sendable {
         return try decoder.message(0..<message.count, type: type, depth: 0)
     }
 
+    /// The message as JSON (as `json(from:type:)`), only when that JSON writes back to exactly these bytes,
+    /// so a recording can keep the JSON in place of the bytes. Messages that would not survive the trip
+    /// (unknown fields, fields out of field-number order, defaults written out, a varint longer than it
+    /// needs) are an error that says so; keep their bytes instead.
+    public func reversibleJSON(from message: [UInt8], type: String) throws(ProtoError) -> JSONValue {
+        let json = try json(from: message, type: type)
+        let again = try self.message(from: json, type: type)
+        guard again == message else {
+            let index =
+                zip(again, message).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? min(again.count, message.count)
+            throw ProtoError(
+                "\(type): its JSON would write different bytes from byte \(index) on (unknown fields, fields out of "
+                    + "order or written at their default value)")
+        }
+        return json
+    }
+
     /// JSON (as above; also accepts the original field names, numbers for enums, numbers for int64) to bytes,
     /// fields written in field-number order.
     public func message(from json: JSONValue, type: String) throws(ProtoError) -> [UInt8] {

@@ -137,6 +137,57 @@ struct ProtoHostileInputTests {
     }
 }
 
+extension ProtoHostileInputTests {
+    @Test("random JSON never traps, and what writes reads back to JSON that writes the same bytes")
+    func jsonFuzz() throws {
+        var random = SplitMix64(seed: 33)
+        let keys = [
+            "scalars", "inner", "packedInts", "packedSints", "doubles", "names", "blobs", "inners", "colors", "counts",
+            "byId", "byFlag", "colorByNumber", "blobByKey", "choiceText", "choiceNumber", "choiceInner", "maybeCount",
+            "child", "renamed", "mood", "aDouble", "aFloat", "anInt64", "aUint64", "anInt32", "aFixed64", "aBool",
+            "aString", "someBytes", "aUint32", "aColor", "aSint32", "when", "howLong", "int64Value", "document",
+            "anyJson", "list", "packed", "mask", "times", "values", "nothingAtAll", "label", "weight", "@type", "value",
+            "x",
+        ]
+        let numbers = [
+            "0", "-0", "1", "-1", "1.5", "1e400", "-1e-400", "2147483648", "18446744073709551616", "3e38", "1e2",
+        ]
+        let strings = [
+            "", "NaN", "Infinity", "-Infinity", "AAE=", "_-8", "2023-11-14T22:13:20Z", "1.5s", "RED", "HAPPY", "7",
+            "-9",
+            "fooBar,baz", "type.googleapis.com/kakapo.test.HelloRequest",
+            "type.googleapis.com/google.protobuf.Duration",
+            "true", "false", "é",
+        ]
+        func value(_ depth: Int) -> JSONValue {
+            switch random.next() % (depth > 5 ? 5 : 8) {
+            case 0: return .null
+            case 1: return .bool(random.next() % 2 == 0)
+            case 2, 3: return .number(JSONNumber(literal: numbers[Int(random.next() % UInt64(numbers.count))]))
+            case 4: return .string(strings[Int(random.next() % UInt64(strings.count))])
+            case 5: return .array((0..<Int(random.next() % 4)).map { _ in value(depth + 1) })
+            default:
+                var object = JSONObject()
+                for _ in 0..<Int(random.next() % 5) {
+                    object[keys[Int(random.next() % UInt64(keys.count))]] = value(depth + 1)
+                }
+                return .object(object)
+            }
+        }
+        let types = ["kakapo.test.Everything", "kakapo.test.WellKnown", "kakapo.test.Scalars", "google.protobuf.Any"]
+        var written = 0
+        for _ in 0..<20_000 {
+            let type = types[Int(random.next() % UInt64(types.count))]
+            let json = value(0)
+            guard let bytes = try? schema.message(from: json, type: type) else { continue }
+            written += 1
+            let read = try schema.json(from: bytes, type: type)
+            #expect(try schema.message(from: read, type: type) == bytes, "\(ProtoFixtures.text(json)) as \(type)")
+        }
+        #expect(written > 1000)
+    }
+}
+
 /// A small deterministic generator (SplitMix64), so the fuzz loop tries the same inputs on every run.
 struct SplitMix64 {
     private var state: UInt64

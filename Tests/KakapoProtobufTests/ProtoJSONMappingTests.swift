@@ -150,4 +150,22 @@ struct ProtoJSONMappingTests {
         let written = try schema.message(from: ["number": 0, "id": "", "kind": "FIRST"], type: "kakapo.legacy.Old")
         #expect(written == [0x08, 0x00, 0x12, 0x00, 0x38, 0x01])
     }
+
+    @Test("reversible JSON is JSON that writes back the same bytes; other messages are an error that says why")
+    func reversible() throws {
+        for golden in ProtoFixtures.goldens where golden.sameOrder {
+            #expect(
+                try schema.reversibleJSON(from: golden.bytes, type: golden.type)
+                    == schema.json(from: golden.bytes, type: golden.type))
+        }
+        let type = "kakapo.test.Everything"
+        // An unknown field, a default written out, fields out of order, a varint longer than it needs.
+        for bytes: [UInt8] in [
+            [0xF8, 0x07, 0x01], [0xB0, 0x01, 0x00], [0xB0, 0x01, 0x01, 0x0A, 0x00], [0xB0, 0x01, 0x81, 0x00],
+        ] {
+            let error = #expect(throws: ProtoError.self) { try schema.reversibleJSON(from: bytes, type: type) }
+            #expect(error?.message.contains("would write different bytes") == true)
+            #expect(throws: Never.self) { try schema.json(from: bytes, type: type) }
+        }
+    }
 }
