@@ -122,6 +122,52 @@ struct UpstreamHTTP2Tests {
         #expect(recorded["/plain"]?["httpVersion"] as? String == "2")
     }
 
+    @Test(
+        "an h2c:// upstream behind an HTTP proxy is reached through a CONNECT tunnel",
+        .enabled(
+            if: H2Upstream.tinyproxy != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+            "no tinyproxy: run tools/tinyproxy.sh install"))
+    func cleartextThroughProxyTunnel() async throws {
+        let tinyproxy = try #require(H2Upstream.tinyproxy, "no tinyproxy: run tools/tinyproxy.sh install")
+        let upstream = try await H2Upstream.start()
+        let directory = try Fixtures.temporaryDirectory()
+        let proxyPort = try ClosedPort().port
+        try """
+        Port \(proxyPort)
+        Listen 127.0.0.1
+        Timeout 30
+        LogFile "\(directory)/tinyproxy.log"
+        LogLevel Connect
+        Allow 127.0.0.1
+
+        """.write(toFile: directory + "/tinyproxy.conf", atomically: true, encoding: .utf8)
+        // Run as root (a container), tinyproxy keeps the current user; its log folder must be writable.
+        chmod(directory, 0o777)
+        let proxy = try KakapoProcess(["-d", "-c", directory + "/tinyproxy.conf"], executable: tinyproxy)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? RawConnection(port: proxyPort, timeout: 1)) == nil {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("tinyproxy did not listen: \(proxy.standardError)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let kakapo = try KakapoProcess([
+            "serve", "--mode", "passthrough", "--upstream", "h2c://127.0.0.1:\(upstream.port)", "--upstream-proxy",
+            "http://127.0.0.1:\(proxyPort)", "--port", "0",
+        ])
+        let port = try await kakapo.waitUntilListening()
+        let answer = try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"])
+        #expect(answer.hasSuffix("0\r\ngrpc-status: 0\r\nx-trailer: yes\r\n\r\n"), "\(answer)")
+        let log = (try? String(contentsOfFile: directory + "/tinyproxy.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("CONNECT 127.0.0.1:\(upstream.port)"), "\(log)")
+        kakapo.send(SIGINT)
+        #expect(try await kakapo.waitForExit() == 0)
+        // SIGKILL: on SIGTERM tinyproxy waits out the connections its clients keep alive.
+        proxy.send(SIGKILL)
+        _ = try await proxy.waitForExit()
+    }
+
     @Test("an HTTP/1.1 upstream is recorded as 1.1")
     func http1VersionRecorded() async throws {
         let upstream = try await TestUpstream.start { _ in .response(HTTP.Response(status: 200, body: Array("ok".utf8)))
@@ -136,6 +182,27 @@ struct UpstreamHTTP2Tests {
         #expect(try await recorder.waitForExit() == 0)
         #expect(try H2Upstream.interactions(cassette)["/one"]?["httpVersion"] as? String == "1.1")
         await upstream.stop()
+    }
+
+    @Test("a chunked HTTP/1.1 upstream's trailers are kept and recorded too, with version 1.1")
+    func chunkedHTTP1Trailers() async throws {
+        let server = try KakapoProcess(["-c", H2Upstream.chunkedHTTP1Server], executable: H2Upstream.python)
+        let upstreamPort = try await server.waitUntilListening()
+        let cassette = try Fixtures.temporaryDirectory() + "/h1-trailers.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "http://127.0.0.1:\(upstreamPort)", "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let answer = try H2Upstream.get("/chunked", port: port, headers: ["TE: trailers"])
+        #expect(answer.contains("hello"), "\(answer)")
+        #expect(answer.hasSuffix("0\r\nx-checksum: abc\r\n\r\n"), "\(answer)")
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        let recorded = try #require(try H2Upstream.interactions(cassette)["/chunked"])
+        #expect(recorded["httpVersion"] as? String == "1.1")
+        #expect(recorded["trailers"] as? [[String]] == [["x-checksum", "abc"]], "\(recorded)")
+        server.send(SIGKILL)
+        _ = try await server.waitForExit()
     }
 
     @Test("--upstream takes h2c:// and says which schemes it takes")
@@ -176,6 +243,33 @@ struct H2Upstream {
     static let isAvailable =
         ProcessInfo.processInfo.environment["CI"] == "true"
         || (try? KakapoProcess.runBlocking(["-c", "import h2.connection"], executable: python)) == 0
+
+    /// An HTTP/1.1 server (`... listening on http://127.0.0.1:PORT`) answering every request with a chunked
+    /// `hello` and the trailer `x-checksum: abc`.
+    static let chunkedHTTP1Server = """
+        import socket, threading
+        def serve(connection):
+            with connection:
+                data = b""
+                while b"\\r\\n\\r\\n" not in data:
+                    more = connection.recv(65536)
+                    if not more: return
+                    data += more
+                connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: text/plain\\r\\nTrailer: x-checksum\\r\\n"
+                    b"Transfer-Encoding: chunked\\r\\nConnection: close\\r\\n\\r\\n"
+                    b"5\\r\\nhello\\r\\n0\\r\\nx-checksum: abc\\r\\n\\r\\n")
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        print(f"http/1.1 upstream listening on http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+        while True:
+            threading.Thread(target=serve, args=(listener.accept()[0],)).start()
+        """
+
+    /// Debian's tinyproxy (tools/tinyproxy.sh installs it), as the HTTP proxy in front of an upstream.
+    static let tinyproxy = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     /// Starts the upstream on a free port: cleartext, or TLS offering only h2 with `tls` (certificate, key).
     static func start(tls: (String, String)? = nil) async throws -> H2Upstream {
