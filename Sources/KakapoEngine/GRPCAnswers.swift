@@ -14,8 +14,9 @@ enum GRPCAnswers {
     }
 
     /// `answer` as a gRPC call gets it: one of Kakapo's own errors (source `error`, not already gRPC) becomes
-    /// a gRPC status; every other answer is left as it is.
+    /// a gRPC status, a Trailers-Only answer gets its status as trailers; every other answer is left as it is.
     static func converting(_ answer: Answer, for request: HTTP.Request) -> Answer {
+        if let trailersOnly = trailersOnly(answer) { return trailersOnly }
         guard answer.source == .error, GRPC.isGRPC(request),
             case .response(let status, let headers, .bytes(let body)) = answer.outcome,
             !GRPC.isGRPC(contentType: headers["Content-Type"])
@@ -29,6 +30,26 @@ enum GRPCAnswers {
         var converted = answer
         converted.outcome = .response(status: response.status, headers: response.headers, body: .bytes([]))
         converted.trailers = response.trailers
+        return converted
+    }
+
+    /// A Trailers-Only answer from the upstream (its status among the headers of its one HEADERS frame, as
+    /// gRPC servers fail a call before any message) with the status moved to the trailers: passed on with its
+    /// status in the headers and an empty body after them, a gRPC client sees a stream that ended without
+    /// trailers ("Stream removed"). Nothing follows such a head, so a live body becomes an empty one (the
+    /// recording still completes with the transfer). Nil for every other answer.
+    private static func trailersOnly(_ answer: Answer) -> Answer? {
+        guard case .response(let status, let headers, let body) = answer.outcome, headers[GRPC.statusField] != nil,
+            GRPC.isGRPC(contentType: headers["Content-Type"])
+        else { return nil }
+        let moved = GRPC.movingOutcomeToTrailers(
+            HTTP.Response(status: status, headers: headers, trailers: answer.trailers))
+        var converted = answer
+        switch body {
+        case .live: converted.outcome = .response(status: status, headers: moved.headers, body: .bytes([]))
+        default: converted.outcome = .response(status: status, headers: moved.headers, body: body)
+        }
+        converted.trailers = moved.trailers
         return converted
     }
 

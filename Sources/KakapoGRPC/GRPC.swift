@@ -20,8 +20,11 @@ public enum GRPC {
     public static let statusField = "grpc-status"
     /// The percent-encoded text that explains a status.
     public static let messageField = "grpc-message"
-    /// Trailers that, when a server answers in one HEADERS frame ("Trailers-Only"), arrive among the headers.
-    static let outcomeFields: Set<String> = ["grpc-status", "grpc-message", "grpc-status-details-bin"]
+    /// The fields of a Trailers-Only answer that stay headers: the rest of its one HEADERS frame (status,
+    /// message, custom trailing metadata) is its trailers.
+    static let headFields: Set<String> = [
+        "content-type", "content-length", "date", "server", "grpc-encoding", "grpc-accept-encoding",
+    ]
 
     /// Splits a gRPC body into its messages. A frame cut short, or one announcing more bytes than follow (up
     /// to the 4 GiB a length can say), is an error naming the message and its byte; nothing here traps.
@@ -126,16 +129,16 @@ public enum GRPC {
         (response.trailers[messageField] ?? response.headers[messageField]).map(percentDecoded)
     }
 
-    /// `response`'s trailers as a recording keeps them: a Trailers-Only answer's outcome fields
-    /// (`grpc-status`, `grpc-message`, `grpc-status-details-bin`, which came among its headers) move to the
-    /// trailers, so a replay always ends with them after the body, the form every gRPC client reads.
+    /// `response` as a recording keeps it: a Trailers-Only answer (one HEADERS frame holding `grpc-status`, as
+    /// a server fails a call before any message) has its trailers (status, message, custom trailing metadata:
+    /// all but `content-type` and the like) moved after the body, the form every gRPC client reads.
     public static func movingOutcomeToTrailers(_ response: HTTP.Response) -> HTTP.Response {
         guard response.trailers[statusField] == nil, response.headers[statusField] != nil else { return response }
         var moved = response
-        for field in response.headers where outcomeFields.contains(field.name.lowercased()) {
+        for field in response.headers where !headFields.contains(field.name.lowercased()) {
             moved.trailers.add(name: field.name, value: field.value)
         }
-        moved.headers.removeAll { outcomeFields.contains($0.name.lowercased()) }
+        moved.headers.removeAll { !headFields.contains($0.name.lowercased()) }
         return moved
     }
 }
