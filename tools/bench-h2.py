@@ -8,13 +8,16 @@ are measured in rounds; within a round each (body, load) pair runs against both 
 order swapped every round, so that the machine's other work falls on both alike.
 
   bench-h2.py run --kakapo BIN --out FILE.json [--rounds 3] [--requests 200000] [--clients 16]
-                  [--streams 10,1] [--bodies 1024,16384] [--warmup 20000] [--keep-work]
+                  [--streams 10,1] [--bodies 1024,16384] [--warmup 20000] [--ceiling BIN] [--keep-work]
+
+--ceiling adds a third server to every round: tools/bench-h2-ceiling, a bare SwiftNIO h2c server answering
+the same bytes through the same NIOHTTP2 codec and settings as Kakapo (what SwiftNIO's HTTP/2 costs alone).
 
 For every run: req/s (h2load's own figure), the mean and longest time for a request, CPU µs per request of
 the server (utime+stime from /proc of every process in its session: nginx's master and workers, Kakapo's one
 process), h2load's CPU (this process's children's rusage) and the foreign CPU: what the machine used beyond
 the two servers and h2load (from /proc/stat), in % of one core, as ../shared/peers/lib/peersbench.py does it.
-Both servers stay up through the run, so the idle one's few ticks are counted as a server's, not as foreign.
+The servers stay up through the run, so the idle ones' few ticks are counted as a server's, not as foreign.
 
 Before measuring, each path is fetched from each server with curl --http2-prior-knowledge: the answer must be
 HTTP/2, 200, the body byte for byte and content-type application/json, or nothing is measured.
@@ -283,7 +286,7 @@ def run_h2load(server, path, requests, clients, streams, servers):
         "server_us_per_req": server_cpu * 1e6 / done if done else None,
         "server_cpu_pct": server_cpu / wall * 100,
         "h2load_cpu_pct": h2load_cpu / wall * 100,
-        # What the machine used beyond the two servers (the idle one too) and h2load, in % of one core.
+        # What the machine used beyond the servers (the idle ones too) and h2load, in % of one core.
         "foreign_cpu_pct": max(0.0, (busy - sum(cpu.values()) - h2load_cpu) / wall * 100),
         "wall_s": wall,
     }
@@ -311,6 +314,16 @@ def kilo(v):
     return "%.1fk" % (v / 1000)
 
 
+def per_round(a, b, key):
+    """a's key over b's, per round in which both ran."""
+    out = []
+    for ra in a:
+        for rb in b:
+            if rb["round"] == ra["round"] and rb[key] and ra[key]:
+                out.append(ra[key] / rb[key])
+    return out
+
+
 def summarize(runs, bodies, streams_list, clients):
     rows = []
     for size in bodies:
@@ -318,16 +331,9 @@ def summarize(runs, bodies, streams_list, clients):
             pick = [r for r in runs if r["body_bytes"] == size and r["streams"] == streams]
             k = [r for r in pick if r["server"] == "kakapo"]
             n = [r for r in pick if r["server"] == "nginx"]
-            ratios = []
-            for rk in k:
-                for rn in n:
-                    if rn["round"] == rk["round"] and rn["rps"]:
-                        ratios.append(rk["rps"] / rn["rps"])
-            cpu_ratios = []
-            for rk in k:
-                for rn in n:
-                    if rn["round"] == rk["round"] and rn["server_us_per_req"] and rk["server_us_per_req"]:
-                        cpu_ratios.append(rk["server_us_per_req"] / rn["server_us_per_req"])
+            c = [r for r in pick if r["server"] == "nio-h2"]
+            ratios = per_round(k, n, "rps")
+            cpu_ratios = per_round(k, n, "server_us_per_req")
             rows.append({
                 "body_bytes": size, "clients": clients, "streams": streams,
                 "kakapo_rps": median([r["rps"] for r in k]), "nginx_rps": median([r["rps"] for r in n]),
@@ -343,7 +349,19 @@ def summarize(runs, bodies, streams_list, clients):
                 "failures": sum(r["failed"] + r["errored"] + r["timeout"] + r["non2xx"] for r in pick),
                 "_k": k, "_n": n, "_ratios": ratios,
             })
+            if c:
+                rows[-1].update({
+                    "ceiling_rps": median([r["rps"] for r in c]),
+                    "ceiling_ratio": median(per_round(c, n, "rps")),
+                    "kakapo_of_ceiling": median(per_round(k, c, "rps")),
+                    "ceiling_us_per_req": median([r["server_us_per_req"] for r in c]),
+                    "_c": c, "_c_ratios": per_round(c, n, "rps"),
+                })
     return rows
+
+
+def size_name(size):
+    return "%d KiB" % (size // 1024) if size % 1024 == 0 else "%d B" % size
 
 
 def markdown(rows, rounds):
@@ -352,8 +370,9 @@ def markdown(rows, rounds):
         "| mean ms nginx / Kakapo | h2load CPU | foreign CPU | failed |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    ceiling = [row for row in rows if "ceiling_rps" in row]
     for row in rows:
-        body = "%d KiB" % (row["body_bytes"] // 1024) if row["body_bytes"] % 1024 == 0 else "%d B" % row["body_bytes"]
+        body = size_name(row["body_bytes"])
         foreign = [v for v in row["foreign_cpu_pct"] if v is not None]
         lines.append("| %s | -c %d -m %d | %s | %s | %s | %s / %s (%s) | %s / %s | %s | %s | %d |" % (
             body, row["clients"], row["streams"],
@@ -369,10 +388,21 @@ def markdown(rows, rounds):
             "%.0f-%.0f%%" % (min(foreign), max(foreign)) if foreign else "-",
             row["failures"],
         ))
+    if ceiling:
+        lines += ["", "| body | load (h2load) | bare NIO h2 req/s | NIO / nginx | Kakapo / NIO | CPU µs/req NIO |",
+                  "|---|---|---|---|---|---|"]
+        for row in ceiling:
+            lines.append("| %s | -c %d -m %d | %s | %s | %s | %s |" % (
+                size_name(row["body_bytes"]), row["clients"], row["streams"],
+                spread([r["rps"] for r in row["_c"]], kilo),
+                spread(row["_c_ratios"], lambda v: "%.3f" % v),
+                "%.3f" % row["kakapo_of_ceiling"] if row["kakapo_of_ceiling"] else "-",
+                "%.1f" % row["ceiling_us_per_req"] if row["ceiling_us_per_req"] else "-"))
     lines.append("")
-    lines.append("Medians of %d rounds, ranges in brackets; Kakapo / nginx is taken within each round. CPU is the "
-                 "server's (all its processes) per request; h2load CPU and foreign CPU (other programs) are in %% of "
-                 "one core, of 200%%." % rounds)
+    lines.append("%s; Kakapo / nginx is taken within each round. CPU is the server's (all its processes) per "
+                 "request; h2load CPU and foreign CPU (other programs) are in %% of one core, of %d%%."
+                 % ("One round" if rounds == 1 else "Medians of %d rounds, ranges in brackets" % rounds,
+                    100 * (os.cpu_count() or 1)))
     return "\n".join(lines)
 
 
@@ -405,6 +435,8 @@ def run(args):
     try:
         servers.append(Server("kakapo", [args.kakapo, "replay", "--cassette", cassette, "--port", "0"], work))
         servers.append(start_nginx(work, root))
+        if args.ceiling:
+            servers.append(Server("nio-h2", [args.ceiling, "0", root], work))
         for server in servers:
             for path, text in bodies.items():
                 check_answer(server, path, text.encode())
@@ -413,7 +445,9 @@ def run(args):
             for path in bodies:
                 run_h2load(server, path, args.warmup, args.clients, max(streams_list), servers)
         for round_no in range(1, args.rounds + 1):
-            order = servers if round_no % 2 else list(reversed(servers))
+            # Each server in turn goes first, so that none is always measured right after the same one.
+            shift = (round_no - 1) % len(servers)
+            order = servers[shift:] + servers[:shift]
             for size in sizes:
                 path = "/body-%d.json" % size
                 for streams in streams_list:
@@ -431,7 +465,7 @@ def run(args):
                                                    r["foreign_cpu_pct"], shortfall))
     finally:
         for server in servers:
-            server.stop(signal.SIGINT if server.name == "kakapo" else signal.SIGQUIT)
+            server.stop({"kakapo": signal.SIGINT, "nginx": signal.SIGQUIT}.get(server.name, signal.SIGTERM))
         if args.keep_work:
             log("work kept in %s" % work)
         else:
@@ -443,6 +477,7 @@ def run(args):
         "h2load": subprocess.run(["h2load", "--version"], capture_output=True, text=True).stdout.strip(),
         "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
         "kakapo": subprocess.run([args.kakapo, "--version"], capture_output=True, text=True).stdout.strip(),
+        "ceiling": args.ceiling,
         "kernel": os.uname().release, "cpus": os.cpu_count(),
     }
     result = {
@@ -479,6 +514,7 @@ def main():
     p.add_argument("--streams", default="10,1")
     p.add_argument("--bodies", default="1024,16384")
     p.add_argument("--warmup", type=int, default=20000)
+    p.add_argument("--ceiling")
     p.add_argument("--keep-work", action="store_true")
     args = parser.parse_args()
     for name in ("rounds", "requests", "clients", "warmup"):
