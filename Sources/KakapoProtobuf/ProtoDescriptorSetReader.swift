@@ -58,13 +58,13 @@ struct ProtoDescriptorSetReader {
         guard seen.insert(name).inserted else { return }
         let file = name
         try Self.within("file \"\(file)\"") { () throws(ProtoError) in
-            for message in messages { try readMessage(message, scope: package, syntax: syntax, file: file) }
+            for message in messages { try readMessage(message, scope: package, syntax: syntax, file: file, depth: 0) }
             for enumeration in enums { try readEnum(enumeration, scope: package, syntax: syntax, file: file) }
             for service in services { try readService(service, package: package, file: file) }
         }
     }
 
-    private mutating func readMessage(_ range: Range<Int>, scope: String, syntax: String, file: String)
+    private mutating func readMessage(_ range: Range<Int>, scope: String, syntax: String, file: String, depth: Int)
         throws(ProtoError)
     {
         var name = ""
@@ -107,7 +107,12 @@ struct ProtoDescriptorSetReader {
                 parsed.append(field)
             }
             registry.messages[fullName] = ProtoMessageType(fullName: fullName, fields: parsed, isMapEntry: isMapEntry)
-            for message in nested { try readMessage(message, scope: fullName, syntax: syntax, file: file) }
+            guard nested.isEmpty || depth < ProtoLimits.maximumDepth else {
+                throw ProtoError("message types nested deeper than \(ProtoLimits.maximumDepth) levels")
+            }
+            for message in nested {
+                try readMessage(message, scope: fullName, syntax: syntax, file: file, depth: depth + 1)
+            }
             for enumeration in enums { try readEnum(enumeration, scope: fullName, syntax: syntax, file: file) }
         }
     }
@@ -364,6 +369,8 @@ struct ProtoDescriptorSetReader {
         do {
             return try body()
         } catch {
+            // Deeply nested descriptors would otherwise make a message as long as the names of every level.
+            guard error.message.utf8.count < 2000 else { throw error }
             throw ProtoError("\(context): \(error.message)")
         }
     }

@@ -131,6 +131,19 @@ struct ProtoDescriptorSetTests {
         #expect(throws: Never.self) { try ProtoSchema(descriptorSet: first + first) }
     }
 
+    @Test("message types nested past 100 levels are refused, not recursed into")
+    func deepDescriptor() {
+        var message = Descriptor.lengthDelimited(1, Array("M".utf8))
+        for _ in 0..<10_000 {
+            message = Descriptor.lengthDelimited(1, Array("M".utf8)) + Descriptor.lengthDelimited(3, message)
+        }
+        let file = Descriptor.lengthDelimited(1, Array("deep.proto".utf8)) + Descriptor.lengthDelimited(4, message)
+        let error = #expect(throws: ProtoError.self) {
+            try ProtoSchema(descriptorSet: Descriptor.lengthDelimited(1, file))
+        }
+        #expect(error?.message.contains("nested deeper than 100 levels") == true, "\(error?.message.suffix(200) ?? "")")
+    }
+
     @Test("a file entry that is not length-delimited, and bytes that are not a descriptor set, are errors")
     func notADescriptorSet() throws {
         #expect(throws: ProtoError.self) { try ProtoSchema(descriptorSet: [0x08, 0x01]) }
