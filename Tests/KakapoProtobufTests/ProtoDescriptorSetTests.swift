@@ -144,6 +144,26 @@ struct ProtoDescriptorSetTests {
         #expect(error?.message.contains("nested deeper than 100 levels") == true, "\(error?.message.suffix(200) ?? "")")
     }
 
+    @Test("mutated descriptor sets never trap, and schemas read from them never trap on the goldens")
+    func fuzz() throws {
+        let original = try ProtoFixtures.descriptorBytes()
+        var random = SplitMix64(seed: 0x0D35C)
+        var loaded = 0
+        for _ in 0..<600 {
+            var bytes = original
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+            }
+            guard let schema = try? ProtoSchema(descriptorSet: bytes) else { continue }
+            loaded += 1
+            for golden in ProtoFixtures.goldens {
+                guard let json = try? schema.json(from: golden.bytes, type: golden.type) else { continue }
+                _ = try? schema.message(from: json, type: golden.type)
+            }
+        }
+        #expect(loaded > 100)
+    }
+
     @Test("a file entry that is not length-delimited, and bytes that are not a descriptor set, are errors")
     func notADescriptorSet() throws {
         #expect(throws: ProtoError.self) { try ProtoSchema(descriptorSet: [0x08, 0x01]) }
