@@ -49,6 +49,12 @@ tools/browser.sh install >/dev/null
 # CI=true they fail when it is missing).
 tools/tinyproxy.sh install >/dev/null
 
+# HTTP/2 and gRPC peers (the tests fail under CI=true when they are missing): curl with HTTP/2 and the h2
+# library for raw frames and the h2c upstream, grpcio and grpcio-tools for the gRPC service and client.
+tools/http2.sh install >/dev/null
+tools/h2upstream.sh install >/dev/null
+tools/grpc.sh install >/dev/null
+
 # At most 8 tests at a time: the suite starts servers, kakapo processes and Python peers, and with every
 # test started at once a 2-core machine starved some of them for seconds (timing checks that guard against
 # hangs failed). Measured on 2 cores: unbounded 59 s, 12 at a time 59 s, 8 61 s, 6 65 s.
