@@ -25,7 +25,8 @@ extension InspectorEndpoints {
         var interactions = cassette.snapshot.interactions
         let loaded = interactions.count
         // What this run recorded is in the file (folded within a second or so), not in memory.
-        if cassette.recordedCount > 0, let file = try? CassetteFile.load(cassette.path),
+        if cassette.recordedCount > 0,
+            let file = try? CassetteFile.load(cassette.path, schema: cassette.matching.grpcSchema),
             file.interactions.count > interactions.count
         {
             interactions = file.interactions
