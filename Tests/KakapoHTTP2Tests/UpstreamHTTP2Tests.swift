@@ -95,14 +95,8 @@ struct UpstreamHTTP2Tests {
     @Test("an https:// upstream offering only h2 by ALPN is recorded as HTTP/2 with its trailers")
     func tlsNegotiatesHTTP2() async throws {
         let directory = try Fixtures.temporaryDirectory()
-        let openssl = try KakapoProcess(
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "2", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            ], executable: "/usr/bin/openssl")
-        #expect(try await openssl.waitForExit() == 0, "\(openssl.standardError)")
-        let upstream = try await H2Upstream.start(tls: (directory + "/cert.pem", directory + "/key.pem"))
+        let (certificate, key) = try await H2Upstream.certificate(in: directory)
+        let upstream = try await H2Upstream.start(tls: (certificate, key))
         let cassette = directory + "/tls.json"
         let recorder = try KakapoProcess([
             "record", "--upstream", "https://127.0.0.1:\(upstream.port)", "--upstream-ca", directory + "/cert.pem",
@@ -120,6 +114,34 @@ struct UpstreamHTTP2Tests {
         #expect(recorded["/trailers"]?["httpVersion"] as? String == "2")
         #expect(recorded["/trailers"]?["trailers"] as? [[String]] == [["grpc-status", "0"], ["x-trailer", "yes"]])
         #expect(recorded["/plain"]?["httpVersion"] as? String == "2")
+    }
+
+    @Test("--proxy records an https:// origin that speaks only h2 from a decrypted tunnel, trailers and version")
+    func forwardProxyNegotiatesHTTP2() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let (certificate, key) = try await H2Upstream.certificate(in: directory)
+        let upstream = try await H2Upstream.start(tls: (certificate, key))
+        let cassette = directory + "/forward.json"
+        let recorder = try KakapoProcess([
+            "record", "--proxy", "--ca-dir", directory + "/ca", "--upstream-ca", certificate, "--cassette", cassette,
+            "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        // curl speaks HTTP/1.1 inside the tunnel: what is checked here is Kakapo's side towards the origin.
+        let curl = try KakapoProcess(
+            [
+                "-s", "--raw", "--http1.1", "-x", "http://127.0.0.1:\(port)", "--cacert",
+                directory + "/ca/kakapo-ca.pem",
+                "-H", "TE: trailers", "https://127.0.0.1:\(upstream.port)/trailers",
+            ], executable: "/usr/bin/curl")
+        #expect(try await curl.waitForExit() == 0, "\(curl.standardError)")
+        #expect(
+            curl.standardOutput.hasSuffix("0\r\ngrpc-status: 0\r\nx-trailer: yes\r\n\r\n"), "\(curl.standardOutput)")
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0, "\(recorder.standardError)")
+        let recorded = try H2Upstream.interactions(cassette)["/trailers"]
+        #expect(recorded?["httpVersion"] as? String == "2")
+        #expect(recorded?["trailers"] as? [[String]] == [["grpc-status", "0"], ["x-trailer", "yes"]])
     }
 
     @Test(
@@ -277,6 +299,19 @@ struct H2Upstream {
         if let tls { arguments += ["--tls", tls.0, tls.1] }
         let process = try KakapoProcess(arguments, executable: python)
         return H2Upstream(process: process, port: try await process.waitUntilListening())
+    }
+
+    /// A self-signed certificate for 127.0.0.1 and localhost made with openssl in `directory`: its path
+    /// and its key's.
+    static func certificate(in directory: String) async throws -> (String, String) {
+        let openssl = try KakapoProcess(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "2", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ], executable: "/usr/bin/openssl")
+        #expect(try await openssl.waitForExit() == 0, "\(openssl.standardError)")
+        return (directory + "/cert.pem", directory + "/key.pem")
     }
 
     /// GETs `path` over HTTP/1.1 on its own connection and returns everything Kakapo sent until it closed.
