@@ -102,21 +102,7 @@ final class CurlHandle {
         _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, CurlHandle.bufferSize)
-        _ = kakapo_curl_setopt_long(
-            handle, CURLOPT_HTTP_VERSION, CurlHandle.httpVersion(secure: secure, http2PriorKnowledge))
-        if http2PriorKnowledge {
-            // HTTP/2 ends a body with its stream, and trailers may follow: libcurl 7.x ends the transfer once
-            // `content-length` bytes came, losing them (and leaving the stream open on the connection).
-            _ = kakapo_curl_setopt_long(handle, CURLOPT_IGNORE_CONTENT_LENGTH, 1)
-            if CurlHandle.reusesPriorKnowledgeConnections {
-                // Known to multiplex: transfers that start together wait for the first connection and share
-                // it, instead of each opening its own.
-                _ = kakapo_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
-            } else {
-                _ = kakapo_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
-                _ = kakapo_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, 1)
-            }
-        }
+        setHTTPVersion(secure: secure, http2PriorKnowledge: http2PriorKnowledge)
         if tunnelled && !secure { _ = kakapo_curl_setopt_long(handle, CURLOPT_HTTPPROXYTUNNEL, 1) }
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, configuration.insecure ? 0 : 1)
         _ = kakapo_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, configuration.insecure ? 0 : 2)
@@ -179,38 +165,10 @@ final class CurlHandle {
         guard code == CURLE_OK else {
             return .failure(error(for: code, sink: sink, url: url))
         }
-        var version = 0
-        _ = kakapo_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
         return .success(
             HTTP.Response(
                 status: status, headers: sink.responseHeaders(), body: sink.body, trailers: sink.responseTrailers(),
-                version: CurlHandle.versionName(version)))
-    }
-
-    /// Whether libcurl can send a request on a cleartext HTTP/2 connection that carried one before: before
-    /// 8.0.0 it starts HTTP/2 over again on it, and the upstream sees garbage (curl issue 10634; Debian 12
-    /// has 7.88.1). There, every `h2c://` request has a connection of its own.
-    static let reusesPriorKnowledgeConnections: Bool = {
-        guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
-        return info.pointee.version_num >= 0x08_00_00
-    }()
-
-    /// What `CURLOPT_HTTP_VERSION` asks for: HTTP/2 from the start (`h2c://`), HTTP/2 when TLS offers it
-    /// (`https://`), HTTP/1.1 otherwise (never an `Upgrade: h2c` of libcurl's own on a client's request).
-    static func httpVersion(secure: Bool, _ http2PriorKnowledge: Bool) -> Int {
-        if http2PriorKnowledge { return Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) }
-        return Int(secure ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
-    }
-
-    /// The version `CURLINFO_HTTP_VERSION` names, as a cassette writes it (`"1.1"`, `"2"`); nil when unknown.
-    static func versionName(_ version: Int) -> String? {
-        switch version {
-        case Int(CURL_HTTP_VERSION_1_0): "1.0"
-        case Int(CURL_HTTP_VERSION_1_1): "1.1"
-        case Int(CURL_HTTP_VERSION_2_0): "2"
-        case Int(CURL_HTTP_VERSION_3): "3"
-        default: nil
-        }
+                version: answeredVersion))
     }
 
     /// Drops the transfer without a result (the loop is shutting down).
