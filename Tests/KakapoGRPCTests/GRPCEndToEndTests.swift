@@ -142,6 +142,21 @@ struct GRPCEndToEndTests {
         #expect(spread(immediate.first) < spread(paced.first), "none: \(immediate.first?.arrivals ?? [])")
     }
 
+    @Test("an upstream that cannot be reached is UNAVAILABLE to a gRPC client, with Kakapo's reason")
+    func unreachableUpstream() async throws {
+        let stubs = try await Self.generate()
+        let closed = try ClosedPort()
+        let recorder = try KakapoProcess([
+            "record", "--cassette", stubs + "/gone.json", "--upstream", "h2c://127.0.0.1:\(closed.port)", "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let calls = try await Self.run(#"[{"method": "SayHello", "name": "ada"}]"#, port: port, stubs: stubs)
+        recorder.send(SIGINT)
+        _ = try await recorder.waitForExit()
+        #expect(calls.first?.code == "UNAVAILABLE", "\(calls)")
+        #expect(calls.first?.details.contains("cannot connect to the upstream") == true, "\(calls)")
+    }
+
     @Test(
         "with --proto-descriptor the cassette holds JSON messages: an edit is replayed, and other bytes of the same JSON match"
     )
