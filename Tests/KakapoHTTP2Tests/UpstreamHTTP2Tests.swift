@@ -1,6 +1,7 @@
 import Foundation
 import Kakapo
 import KakapoTestSupport
+import Synchronization
 import Testing
 
 /// Upstreams that speak HTTP/2 (tools/h2upstream.py on Python's `h2`, which tools/h2upstream.sh installs):
@@ -54,8 +55,7 @@ struct UpstreamHTTP2Tests {
         #expect(recorded["/echo"]?["trailers"] as? [[String]] == [["x-echo", "done"]])
         #expect(recorded["/plain"]?["httpVersion"] as? String == "2")
         #expect(recorded["/plain"]?["trailers"] == nil)
-        upstream.process.send(SIGKILL)
-        _ = try await upstream.process.waitForExit()
+        try await upstream.stop()
 
         let replayer = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
         let replayPort = try await replayer.waitUntilListening()
@@ -166,6 +166,9 @@ struct UpstreamHTTP2Tests {
         // Run as root (a container), tinyproxy keeps the current user; its log folder must be writable.
         chmod(directory, 0o777)
         let proxy = try KakapoProcess(["-d", "-c", directory + "/tinyproxy.conf"], executable: tinyproxy)
+        // SIGKILL: the test runner's blocked SIGTERM passes to its children, and tinyproxy would wait out the
+        // connections its clients keep alive anyway.
+        defer { proxy.send(SIGKILL) }
         let deadline = ContinuousClock.now + .seconds(10)
         while (try? RawConnection(port: proxyPort, timeout: 1)) == nil {
             guard ContinuousClock.now < deadline else {
@@ -185,9 +188,6 @@ struct UpstreamHTTP2Tests {
         #expect(log.contains("CONNECT 127.0.0.1:\(upstream.port)"), "\(log)")
         kakapo.send(SIGINT)
         #expect(try await kakapo.waitForExit() == 0)
-        // SIGKILL: on SIGTERM tinyproxy waits out the connections its clients keep alive.
-        proxy.send(SIGKILL)
-        _ = try await proxy.waitForExit()
     }
 
     @Test("an HTTP/1.1 upstream is recorded as 1.1")
@@ -209,6 +209,7 @@ struct UpstreamHTTP2Tests {
     @Test("a chunked HTTP/1.1 upstream's trailers are kept and recorded too, with version 1.1")
     func chunkedHTTP1Trailers() async throws {
         let server = try KakapoProcess(["-c", H2Upstream.chunkedHTTP1Server], executable: H2Upstream.python)
+        defer { server.send(SIGKILL) }
         let upstreamPort = try await server.waitUntilListening()
         let cassette = try Fixtures.temporaryDirectory() + "/h1-trailers.json"
         let recorder = try KakapoProcess([
@@ -223,8 +224,6 @@ struct UpstreamHTTP2Tests {
         let recorded = try #require(try H2Upstream.interactions(cassette)["/chunked"])
         #expect(recorded["httpVersion"] as? String == "1.1")
         #expect(recorded["trailers"] as? [[String]] == [["x-checksum", "abc"]], "\(recorded)")
-        server.send(SIGKILL)
-        _ = try await server.waitForExit()
     }
 
     @Test("--upstream takes h2c:// and says which schemes it takes")
@@ -253,9 +252,29 @@ struct UpstreamHTTP2Tests {
 }
 
 /// tools/h2upstream.py running, and how tests talk to Kakapo in front of it.
-struct H2Upstream {
+final class H2Upstream: Sendable {
     let process: KakapoProcess
     let port: Int
+    /// Set once `stop` has ended it.
+    private let stopped = Mutex(false)
+
+    private init(process: KakapoProcess, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// A test must not leave it running, failed or not: SIGKILL, since the test runner's blocked SIGTERM
+    /// passes to its children.
+    deinit {
+        if !stopped.withLock({ $0 }) { process.send(SIGKILL) }
+    }
+
+    /// Ends it, as an upstream that went away.
+    func stop() async throws {
+        stopped.withLock { $0 = true }
+        process.send(SIGKILL)
+        _ = try await process.waitForExit()
+    }
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
