@@ -53,6 +53,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         case .request(let head, let body, let reservation, let stream)?:
             respond(to: head, body: body, reservation: reservation, streaming: stream, context: context)
+        case .connect(let head)? where head.version.major >= 2:
+            // RFC 8441's extended CONNECT (WebSockets over HTTP/2) is not offered (no
+            // SETTINGS_ENABLE_CONNECT_PROTOCOL), and a forward proxy's tunnels are opened over HTTP/1.1.
+            errors.write(
+                "CONNECT over HTTP/2 is not supported: open tunnels (and WebSockets) over HTTP/1.1",
+                status: .methodNotAllowed, version: head.version, context: context)
         case .connect(var head)?:
             tunnelling = true
             if let unauthorised = RequestAddressing.authorize(&head, origin: origin, settings: settings) {
@@ -83,7 +89,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch RequestAddressing.address(
             head, body: body, origin: origin, session: session, settings: settings, listening: listening)
         {
-        case .request(let addressed):
+        case .request(var addressed):
+            if head.version.major >= 2 {
+                // NIOHTTP2's translation marks a body without content-length as chunked; HTTP/2 has no
+                // transfer codings, so the request recorded and sent upstream has none.
+                addressed.headers.remove(name: "transfer-encoding")
+            }
             request = addressed
         case .refused(let message, let status):
             errors.write(

@@ -130,7 +130,10 @@ enum H2Peer {
                     method, path, *body = spec.split(" ", 2)
                     stream = 1 + 2 * number
                     streams.append(str(stream))
-                    extra = [("content-length", str(len(body[0].encode())))] if body else []
+                    # "POST*" sends its body without a content-length, as gRPC clients do.
+                    unsized = method.endswith("*")
+                    method = method.rstrip("*")
+                    extra = [("content-length", str(len(body[0].encode())))] if body and not unsized else []
                     send(headers(encoder, stream, method, path, port, end=not body, extra=extra))
                     if body: send(frame(0, 1, stream, body[0].encode()))
                 done = lambda r: all(r["streams"].get(s, {}).get("ended") or s in r["rst"] for s in streams)

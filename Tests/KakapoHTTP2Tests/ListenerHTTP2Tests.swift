@@ -117,6 +117,30 @@ struct ListenerHTTP2Tests {
         #expect(try await server.waitForExit() == 0)
     }
 
+    @Test(
+        "a body sent with no content-length is recorded and forwarded without a transfer coding",
+        .enabled(if: H2Peer.isAvailable, "the venv has no h2: run tools/http2.sh install"))
+    func unsizedBody() async throws {
+        let (routes, _, directory) = try Self.fixtures()
+        let upstream = try KakapoProcess(["serve", "--routes", routes, "--port", "0"])
+        let upstreamPort = try await upstream.waitUntilListening()
+        let cassette = directory + "/unsized.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "http://127.0.0.1:\(upstreamPort)", "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let outcome = try await H2Peer.run(["requests", #"POST* /echo {"name":"moa"}"#], port: port)
+        #expect(outcome.streams[1]?.status == 201, "\(outcome.raw)")
+        #expect(outcome.streams[1]?.body == #"{"got":"moa"}"#)
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        upstream.send(SIGINT)
+        _ = try await upstream.waitForExit()
+        let saved = try String(contentsOfFile: cassette, encoding: .utf8)
+        #expect(saved.contains(#""url": "/echo""#), "\(saved)")
+        #expect(!saved.lowercased().contains("transfer-encoding"), "\(saved)")
+    }
+
     @Test("the TLS listener offers h2 by ALPN, still answers HTTP/1.1, and --no-http2 offers HTTP/1.1 alone")
     func alpn() async throws {
         let (routes, _, directory) = try Self.fixtures()
