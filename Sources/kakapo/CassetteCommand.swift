@@ -72,7 +72,10 @@ struct CassetteCommand: ParsableCommand {
         @Argument(help: "The cassette file.")
         var file: String
 
-        @Flag(help: "List the messages of each WebSocket conversation: direction, offset, and the start of each.")
+        @Flag(
+            help:
+                "List the messages of each WebSocket conversation and gRPC call: direction, offset, and the start of each."
+        )
         var messages = false
 
         @OptionGroup var grpc: GRPCOptions
@@ -85,7 +88,8 @@ struct CassetteCommand: ParsableCommand {
         }
 
         func run() throws {
-            let cassette = try loadOrExit(file, schema: try grpc.schema())
+            let schema = try grpc.schema()
+            let cassette = try loadOrExit(file, schema: schema)
             for (position, interaction) in cassette.interactions.enumerated() {
                 let response = interaction.response
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
@@ -103,6 +107,7 @@ struct CassetteCommand: ParsableCommand {
                 if messages, let conversation = interaction.webSocket {
                     for line in Self.lines(of: conversation) { print("\t" + line) }
                 }
+                if messages { for line in Self.grpcLines(of: interaction, schema: schema) { print("\t" + line) } }
             }
         }
     }

@@ -165,6 +165,9 @@ struct GRPCEndToEndTests {
         let cassette = stubs + "/grpc-json.json"
         let descriptor = ["--proto-descriptor", stubs + "/demo.desc"]
         _ = try await Self.record(into: cassette, stubs: stubs, flags: descriptor)
+        let show = try await KakapoProcess.run(["cassette", "show", cassette, "--messages"] + descriptor)
+        #expect(show.output.contains(#"-> {"name":"ada","times":5}"#), "\(show.output)")
+        #expect(show.output.contains(#"{"message":"hello ada #5","sequence":"5"}"#), "\(show.output)")
         var text = try String(contentsOfFile: cassette, encoding: .utf8)
         #expect(text.contains(#""name": "ada""#), "\(text)")
         #expect(text.contains(#""message": "hello ada #3""#), "\(text)")
