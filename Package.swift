@@ -25,7 +25,9 @@ let package = Package(
                 "HTTPS interception and the TLS listener (KakapoTLS: swift-nio-ssl, swift-certificates, swift-crypto)."
         ),
         .trait(name: "Postgres", description: "The PostgreSQL-backed Store (KakapoPostgres: PostgresNIO)."),
-        .trait(name: "HTTP2", description: "HTTP/2 on the listener and in decrypted tunnels (KakapoHTTP2: swift-nio-http2)."),
+        .trait(
+            name: "HTTP2",
+            description: "HTTP/2 on the listener and in decrypted tunnels (KakapoHTTP2: swift-nio-http2)."),
         .trait(
             name: "OpenAPI", description: "Checking cassettes against an OpenAPI document (KakapoOpenAPI: OpenAPIKit)."),
         .default(enabledTraits: ["TLS", "Postgres", "OpenAPI", "HTTP2"]),
@@ -222,7 +224,8 @@ let package = Package(
                 "Kakapo", "KakapoPostgres", "KakapoTestSupport", "kakapo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
-        .testTarget(name: "KakapoProtobufTests", dependencies: ["KakapoProtobuf", "KakapoJSON"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "KakapoProtobufTests", dependencies: ["KakapoProtobuf", "KakapoJSON"], exclude: ["Fixtures"]),
         .testTarget(
             name: "KakapoGRPCTests",
             dependencies: ["KakapoGRPC", "Kakapo", "KakapoTestSupport", "kakapo"], exclude: ["Fixtures"]),
