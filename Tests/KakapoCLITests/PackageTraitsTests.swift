@@ -3,7 +3,7 @@ import KakapoTestSupport
 import Testing
 
 /// The manifest as SwiftPM reads it (`swift package dump-package`): the packages that compile BoringSSL,
-/// PostgreSQL or OpenAPI code are reached only through a package trait, so a package that depends on Kakapo
+/// PostgreSQL, OpenAPI or HTTP/2 code are reached only through a package trait, so a package that depends on Kakapo
 /// with `traits: []` neither fetches nor builds them (SwiftPM prunes a dependency no enabled trait uses;
 /// test targets do not count), while the default traits keep `swift run kakapo` whole. docs/first-build.md
 /// has the measurements.
@@ -12,7 +12,7 @@ struct PackageTraitsTests {
     /// Packages a user of `Kakapo` or `KakapoTesting` must not need, and the trait each one serves.
     static let heavyPackages: [String: String] = [
         "swift-nio-ssl": "TLS", "swift-certificates": "TLS", "swift-crypto": "TLS", "swift-asn1": "TLS",
-        "postgres-nio": "Postgres", "openapikit": "OpenAPI",
+        "postgres-nio": "Postgres", "openapikit": "OpenAPI", "swift-nio-http2": "HTTP2",
     ]
 
     static func dumpPackage() async throws -> [String: Any] {
@@ -28,7 +28,9 @@ struct PackageTraitsTests {
         return try #require(json as? [String: Any], "dump-package printed no JSON object")
     }
 
-    @Test("every use of swift-nio-ssl, swift-certificates, swift-crypto, PostgresNIO and OpenAPIKit is behind a trait")
+    @Test(
+        "every use of swift-nio-ssl, swift-certificates, swift-crypto, PostgresNIO, OpenAPIKit and swift-nio-http2 is behind a trait"
+    )
     func heavyDependenciesAreConditional() async throws {
         let manifest = try await Self.dumpPackage()
         let targets = try #require(manifest["targets"] as? [[String: Any]])
@@ -49,14 +51,16 @@ struct PackageTraitsTests {
                 )
             }
         }
-        #expect(uses >= 6, "the manifest no longer names the TLS, Postgres and OpenAPI products it did")
+        #expect(uses >= 7, "the manifest no longer names the TLS, Postgres, OpenAPI and HTTP2 products it did")
     }
 
-    @Test("the default traits are TLS, Postgres and OpenAPI, so swift run kakapo keeps HTTPS, PostgreSQL and OpenAPI")
+    @Test(
+        "the default traits are TLS, Postgres, OpenAPI and HTTP2, so swift run kakapo keeps HTTPS, PostgreSQL, OpenAPI and HTTP/2"
+    )
     func defaultTraitsKeepTheCLIWhole() async throws {
         let manifest = try await Self.dumpPackage()
         let traits = try #require(manifest["traits"] as? [[String: Any]], "Package.swift declares no traits")
         let defaults = traits.first { $0["name"] as? String == "default" }?["enabledTraits"] as? [String] ?? []
-        #expect(Set(defaults) == ["TLS", "Postgres", "OpenAPI"])
+        #expect(Set(defaults) == ["TLS", "Postgres", "OpenAPI", "HTTP2"])
     }
 }
