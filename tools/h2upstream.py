@@ -18,6 +18,8 @@ in lower case as HTTP/2 has them:
   /big-trailers     200 and "x", then 3 trailers of 30,000 bytes each (90 KB: more than Kakapo keeps, less
                     than libcurl itself takes)
   /many-trailers    200 and "x", then 300 short trailers
+  /huge-trailers    200 and "x", then (0.2 s later, once the head is through) 300 trailers of 1,000 bytes each
+                    (300 KB: more than libcurl 7.88 itself takes over HTTP/2, 128 KiB)
   anything else     404 with trailers grpc-status: 5
 """
 import asyncio
@@ -97,6 +99,12 @@ class Connection:
             send(stream, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "1")])
             self.h2.send_data(stream, b"x")
             send(stream, [(f"x-big-{i}", "b" * 30000) for i in range(3)], end_stream=True)
+        elif route == "/huge-trailers":
+            send(stream, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "1")])
+            self.h2.send_data(stream, b"x")
+            self.flush()
+            await asyncio.sleep(0.2)
+            send(stream, [(f"x-huge-{i}", "h" * 1000) for i in range(300)], end_stream=True)
         elif route == "/many-trailers":
             send(stream, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "1")])
             self.h2.send_data(stream, b"x")

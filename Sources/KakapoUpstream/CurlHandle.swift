@@ -205,20 +205,11 @@ final class CurlHandle {
     }
 
     private func error(for code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError {
+        if let refusal = refusal(by: sink, url: url) ?? headerListOverflow(code, sink: sink, url: url) {
+            return refusal
+        }
         let reason = reason(for: code)
         switch code {
-        case CURLE_WRITE_ERROR where sink.tooManyTrailers:
-            return UpstreamError(
-                code: .responseTooLarge,
-                message:
-                    "the upstream's trailers from \(url) are larger than \(ResponseSink.maximumTrailerBytes) bytes or \(ResponseSink.maximumTrailerFields) fields"
-            )
-        case CURLE_WRITE_ERROR where sink.invalidField != nil:
-            return UpstreamError(
-                code: .protocolError,
-                message: "the upstream sent an invalid response from \(url): \(sink.invalidField ?? "")")
-        case CURLE_WRITE_ERROR where sink.stopped:
-            return UpstreamError(code: .other, message: "the transfer from \(url) was abandoned: nobody reads it")
         case CURLE_ABORTED_BY_CALLBACK where sink.timedOut:
             let seconds = sink.seconds
             return UpstreamError(
@@ -226,10 +217,6 @@ final class CurlHandle {
                 message: sink.streaming
                     ? "the upstream's streamed answer from \(url) stalled: nothing for \(seconds) s"
                     : "the upstream did not answer in time: no complete answer from \(url) after \(seconds) s")
-        case CURLE_WRITE_ERROR where sink.exceededLimit:
-            return UpstreamError(
-                code: .responseTooLarge,
-                message: "the upstream response from \(url) is larger than \(sink.limit) bytes")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return UpstreamError(code: .dnsFailure, message: "cannot resolve the upstream host: \(reason)")
         case CURLE_COULDNT_CONNECT:
@@ -249,6 +236,52 @@ final class CurlHandle {
             return UpstreamError(code: .other, message: reason)
         }
     }
+
+    /// Why the sink ended the transfer, when it refused what came: whatever the code libcurl ends it with.
+    /// Over HTTP/1.1 a refused header line or body piece is `CURLE_WRITE_ERROR`; over HTTP/2 libcurl 8 hands
+    /// fields over from inside nghttp2's callbacks, and the same refusal ends the connection's input as
+    /// `CURLE_HTTP2` or `CURLE_RECV_ERROR` ("nghttp2 recv error -902").
+    private func refusal(by sink: ResponseSink, url: String) -> UpstreamError? {
+        if sink.tooManyTrailers { return CurlHandle.trailersTooLarge(url) }
+        if let invalid = sink.invalidField {
+            return UpstreamError(
+                code: .protocolError, message: "the upstream sent an invalid response from \(url): \(invalid)")
+        }
+        if sink.exceededLimit {
+            return UpstreamError(
+                code: .responseTooLarge, message: "the upstream response from \(url) is larger than \(sink.limit) bytes"
+            )
+        }
+        if sink.stopped {
+            return UpstreamError(code: .other, message: "the transfer from \(url) was abandoned: nobody reads it")
+        }
+        return nil
+    }
+
+    /// An HTTP/2 header list larger than libcurl takes. libcurl 7.88 keeps an HTTP/2 answer's header section
+    /// and its trailers in buffers of its own (128 KiB each) and hands trailers over only once the stream
+    /// ended: bigger ones fail nghttp2's header callback (NGHTTP2_ERR_CALLBACK_FAILURE, -902) before the sink
+    /// sees one, and the transfer ends as `CURLE_RECV_ERROR`. After the final head nothing else from the wire
+    /// fails that callback, so then it was the trailers; before it, the head may have been the one.
+    private func headerListOverflow(_ code: CURLcode, sink: ResponseSink, url: String) -> UpstreamError? {
+        guard code == CURLE_RECV_ERROR || code == CURLE_HTTP2, String(cString: errorBuffer).contains("-902")
+        else { return nil }
+        if sink.finalHeadEnded { return CurlHandle.trailersTooLarge(url) }
+        return UpstreamError(
+            code: .responseTooLarge,
+            message:
+                "the upstream's header section or trailers from \(url) are larger than libcurl takes over HTTP/2 (trailers: at most \(ResponseSink.maximumTrailerBytes) bytes or \(ResponseSink.maximumTrailerFields) fields)"
+        )
+    }
+
+    /// The answer's trailers are past Kakapo's bound.
+    private static func trailersTooLarge(_ url: String) -> UpstreamError {
+        UpstreamError(
+            code: .responseTooLarge,
+            message:
+                "the upstream's trailers from \(url) are larger than \(ResponseSink.maximumTrailerBytes) bytes or \(ResponseSink.maximumTrailerFields) fields"
+        )
+    }
 }
 
 /// Collects one response: raw header lines in wire order and the body bytes, up to a limit. An answer
@@ -266,6 +299,8 @@ final class ResponseSink {
     /// The final header section has ended: header lines from now on are trailers. libcurl hands them to
     /// the same callback, after the body, one line each.
     private var inTrailers = false
+    /// The final answer's header section has ended (header lines from now on are trailers).
+    var finalHeadEnded: Bool { inTrailers }
     var body: [UInt8] = []
     var exceededLimit = false
     var onStream: (@Sendable (UpstreamStreamEvent) -> StreamDisposition)?

@@ -78,7 +78,9 @@ struct UpstreamHTTP2Tests {
             "serve", "--mode", "passthrough", "--upstream", "h2c://127.0.0.1:\(upstream.port)", "--port", "0",
         ])
         let port = try await proxy.waitUntilListening()
-        for path in ["/big-trailers", "/many-trailers"] {
+        // /huge-trailers is past libcurl's own bound too (128 KiB over HTTP/2): its refusal is nghttp2's
+        // "-902: The user callback function failed", which must still read as the bound.
+        for path in ["/big-trailers", "/many-trailers", "/huge-trailers"] {
             let answer = try H2Upstream.get(path, port: port, headers: ["TE: trailers"])
             #expect(answer.hasPrefix("HTTP/1.1 502"), "\(path): \(answer)")
             #expect(
@@ -86,7 +88,18 @@ struct UpstreamHTTP2Tests {
                     "trailers from http://127.0.0.1:\(upstream.port)\(path) are larger than 65536 bytes or 128 fields"),
                 "\(answer)")
             #expect(answer.contains("response-too-large"), "\(answer)")
+            #expect(!answer.contains("nghttp2"), "\(answer)")
         }
+        // A gRPC client over h2c gets the same reason as grpc-status 14 (UNAVAILABLE).
+        let grpc = try await KakapoProcess.run(
+            [
+                "-sS", "-i", "--max-time", "20", "--http2-prior-knowledge", "-H", "content-type: application/grpc",
+                "-H", "TE: trailers", "--data-binary", "", "http://127.0.0.1:\(port)/huge-trailers",
+            ], executable: "/usr/bin/curl")
+        #expect(grpc.output.contains("grpc-status: 14"), "\(grpc.output) \(grpc.error)")
+        #expect(
+            grpc.output.contains("trailers from http://127.0.0.1:\(upstream.port)/huge-trailers are larger than 65536"),
+            "\(grpc.output)")
         #expect(try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"]).contains("x-trailer: yes"))
         proxy.send(SIGINT)
         #expect(try await proxy.waitForExit() == 0)
