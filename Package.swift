@@ -140,7 +140,7 @@ let package = Package(
             name: "KakapoProxy",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStubs",
-                "KakapoEngine",
+                "KakapoEngine", "KakapoGRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -105,6 +105,13 @@ class Connection:
             self.flush()
             await asyncio.sleep(0.2)
             send(stream, [(f"x-huge-{i}", "h" * 1000) for i in range(300)], end_stream=True)
+        elif route == "/broken-stream":
+            # A streamed gRPC answer the upstream resets after its first message.
+            send(stream, [(":status", "200"), ("content-type", "application/grpc")])
+            self.h2.send_data(stream, b"\x00\x00\x00\x00\x02hi")
+            self.flush()
+            await asyncio.sleep(0.2)
+            self.h2.reset_stream(stream, error_code=2)
         elif route == "/many-trailers":
             send(stream, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "1")])
             self.h2.send_data(stream, b"x")

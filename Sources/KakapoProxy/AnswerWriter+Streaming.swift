@@ -1,4 +1,5 @@
 import KakapoEngine
+import KakapoGRPC
 import KakapoHTTP
 import NIOCore
 import NIOHTTP1
@@ -58,6 +59,19 @@ extension AnswerWriter {
                         if !keepAlive { channel.close(promise: nil) }
                         done()
                     }
+                case .broken where live != nil && AnswerWriter.saysBreaksWithStatus(request):
+                    // A gRPC client reads a reset as CANCELLED, as if it had cancelled the call itself: the
+                    // upstream's break is said the gRPC way instead, as trailers (nothing is recorded of it).
+                    writer.streaming = false
+                    let status: HTTP.Headers = [
+                        GRPC.statusField: String(GRPCStatus.unavailable.code),
+                        GRPC.messageField: GRPC.percentEncoded("kakapo: the upstream broke the answer off"),
+                    ]
+                    let ending = AnswerWriter.trailers(status, for: request)
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(ending))).whenComplete { _ in
+                        if !keepAlive { channel.close(promise: nil) }
+                        done()
+                    }
                 case .broken:
                     writer.streaming = false
                     (lastWrite.value ?? loop.makeSucceededVoidFuture()).whenComplete { _ in
@@ -95,5 +109,12 @@ extension AnswerWriter {
             send(.data(bytes))
             send(.end)
         }
+    }
+
+    /// Whether a streamed answer the upstream breaks off ends with a gRPC status instead of a broken
+    /// connection: a gRPC call whose client takes trailers (all of them over HTTP/2).
+    static func saysBreaksWithStatus(_ request: HTTPRequestHead) -> Bool {
+        GRPC.isGRPC(contentType: request.headers.first(name: "content-type"))
+            && (request.version.major >= 2 || acceptsTrailers(request))
     }
 }

@@ -101,6 +101,15 @@ struct UpstreamHTTP2Tests {
             grpc.output.contains("trailers from http://127.0.0.1:\(upstream.port)/huge-trailers are larger than 65536"),
             "\(grpc.output)")
         #expect(try H2Upstream.get("/trailers", port: port, headers: ["TE: trailers"]).contains("x-trailer: yes"))
+        // A streamed gRPC answer the upstream resets mid-way ends with UNAVAILABLE, not a reset a gRPC client
+        // would read as its own CANCELLED.
+        let broken = try await KakapoProcess.run(
+            [
+                "-sS", "-i", "--max-time", "20", "--http2-prior-knowledge", "-H", "content-type: application/grpc",
+                "-H", "TE: trailers", "--data-binary", "", "http://127.0.0.1:\(port)/broken-stream",
+            ], executable: "/usr/bin/curl")
+        #expect(broken.output.contains("grpc-status: 14"), "\(broken.output) \(broken.error)")
+        #expect(broken.output.contains("kakapo: the upstream broke the answer off"), "\(broken.output)")
         proxy.send(SIGINT)
         #expect(try await proxy.waitForExit() == 0)
     }
