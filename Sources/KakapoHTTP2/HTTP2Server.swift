@@ -10,7 +10,8 @@ import NIOCore
 /// NIOHTTP2's `HTTP2FramePayloadToHTTP1ServerCodec`, so routes, cassettes, misses and the journal work as
 /// for HTTP/1.1. Connections are bounded: 100 concurrent streams, the configured header size, 1 MiB flow
 /// control windows per stream (4 MiB per connection), NIOHTTP2's defences against floods of resets and
-/// control frames, and a GOAWAY then close after the idle timeout with no open stream.
+/// control frames, a GOAWAY after the idle timeout with no open stream and a close at the latest the
+/// grace period after it, and a reset for a stream whose answer makes no progress for the idle timeout.
 public struct HTTP2Server: HTTP2Serving {
     /// Most streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
     public var maximumConcurrentStreams: Int
@@ -56,12 +57,20 @@ public struct HTTP2Server: HTTP2Serving {
                 streamConfiguration: streams, streamDelegate: management.http2StreamDelegate
             ) { streamChannel in
                 streamChannel.eventLoop.makeCompletedFuture {
-                    try streamChannel.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                    let operations = streamChannel.pipeline.syncOperations
+                    // Nothing is read (and so nothing answered) before NIOHTTP2 has told everyone of the stream.
+                    try operations.addHandler(HTTP2StreamOpening())
+                    try operations.addHandler(HTTP2StreamStall(limit: limits.idleTimeout))
+                    try operations.addHandler(HTTP2RequestPseudoHeaders())
+                    try operations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 }.flatMap { stream(streamChannel) }
             }
             try operations.addHandler(http2, position: position)
+            // A client that never acknowledges the closing GOAWAY's PING is closed all the same.
+            let closing = HTTP2ClosingDeadline(gracePeriod: limits.gracePeriod)
+            try operations.addHandler(closing, position: .after(http2))
             // Idle connections and graceful closes: a GOAWAY first, so a client knows which streams were served.
-            try operations.addHandler(management, position: .after(http2))
+            try operations.addHandler(management, position: .after(closing))
             // The HTTP/1.1 handlers after these leave on the next tick: nothing HTTP/2 reads may reach them.
             try operations.addHandler(HTTP2ConnectionEnd(), position: .after(management))
             // The connection was active before these handlers came: the idle clock starts now.

@@ -69,7 +69,8 @@ struct HTTPConnectionSettings: Sendable {
                 let timeouts = ConnectionTimeoutHandler(idleTimeout: idleTimeout, requestDeadline: requestDeadline)
                 try operations.addHandler(timeouts)
                 try operations.addHandler(
-                    HTTPServerHandler(settings: self, timeouts: timeouts, origin: origin, session: session))
+                    HTTPServerHandler(
+                        settings: self, timeouts: timeouts, origin: origin, session: session, http2Stream: true))
             }
         }
     }

@@ -32,9 +32,16 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var loopbackPeer: Bool?
     /// Requests read but not fully answered: a connection waiting for (or streaming) an answer is not idle.
     private var answering = 0
+    /// Whether this handler serves one HTTP/2 stream (behind NIOHTTP2's translation to HTTP/1 parts).
+    private let http2Stream: Bool
+    /// Whether anything of the request has been read (on an HTTP/2 stream: whether its head translated).
+    private var readAnything = false
 
-    init(settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?, session: String? = nil)
-    {
+    init(
+        settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?, session: String? = nil,
+        http2Stream: Bool = false
+    ) {
+        self.http2Stream = http2Stream
         self.settings = settings
         self.pipeline = settings.pipeline
         self.timeouts = timeouts
@@ -48,17 +55,24 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if tunnelling { return }
-        switch reader.read(unwrapInboundIn(data), context: context) {
+        readAnything = true
+        let part = unwrapInboundIn(data)
+        if http2Stream, case .head(let head) = part, head.method == .CONNECT {
+            // Refused on its head: an HTTP/2 CONNECT's stream never ends (it would carry the tunnel), and
+            // nothing more of it is read. RFC 8441's extended CONNECT (WebSockets over HTTP/2) is not
+            // offered (no SETTINGS_ENABLE_CONNECT_PROTOCOL), and a forward proxy's tunnels are opened over
+            // HTTP/1.1.
+            tunnelling = true
+            errors.write(
+                "CONNECT over HTTP/2 is not supported: open tunnels (and WebSockets) over HTTP/1.1",
+                status: .methodNotAllowed, version: head.version, context: context)
+            return
+        }
+        switch reader.read(part, context: context) {
         case nil:
             return
         case .request(let head, let body, let reservation, let stream)?:
             respond(to: head, body: body, reservation: reservation, streaming: stream, context: context)
-        case .connect(let head)? where head.version.major >= 2:
-            // RFC 8441's extended CONNECT (WebSockets over HTTP/2) is not offered (no
-            // SETTINGS_ENABLE_CONNECT_PROTOCOL), and a forward proxy's tunnels are opened over HTTP/1.1.
-            errors.write(
-                "CONNECT over HTTP/2 is not supported: open tunnels (and WebSockets) over HTTP/1.1",
-                status: .methodNotAllowed, version: head.version, context: context)
         case .connect(var head)?:
             tunnelling = true
             if let unauthorised = RequestAddressing.authorize(&head, origin: origin, settings: settings) {
@@ -230,6 +244,13 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     ? "the request's header section is larger than the server accepts"
                     : "malformed HTTP request: \(parserError)",
                 status: tooLarge ? .requestHeaderFieldsTooLarge : .badRequest, context: context)
+            return
+        }
+        if http2Stream && !readAnything {
+            // NIOHTTP2 could not translate the stream's request head to HTTP/1 (a pseudo-header field
+            // missing, repeated or invalid: RFC 9113 8.3 calls the request malformed). Said, not just reset.
+            readAnything = true
+            errors.write("malformed HTTP/2 request: \(error)", status: .badRequest, version: .http2, context: context)
             return
         }
         if let origin, !(error is HTTPParserError) {
