@@ -61,6 +61,7 @@ public struct HTTP2Server: HTTP2Serving {
                     // Nothing is read (and so nothing answered) before NIOHTTP2 has told everyone of the stream.
                     try operations.addHandler(HTTP2StreamOpening())
                     try operations.addHandler(HTTP2StreamStall(limit: limits.idleTimeout))
+                    try operations.addHandler(HTTP2StreamAbort())
                     try operations.addHandler(HTTP2RequestPseudoHeaders())
                     try operations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 }.flatMap { stream(streamChannel) }

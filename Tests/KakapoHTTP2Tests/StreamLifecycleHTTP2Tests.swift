@@ -66,6 +66,23 @@ struct StreamLifecycleHTTP2Tests {
         await server.shutdown()
     }
 
+    @Test(
+        "an answer the upstream breaks off midway is reset INTERNAL_ERROR, not CANCEL (which gRPC reads as CANCELLED)")
+    func brokenAnswerIsResetInternalError() async throws {
+        let upstream = try await H2Upstream.start()
+        let cassette = try Fixtures.temporaryDirectory() + "/broken.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "h2c://127.0.0.1:\(upstream.port)", "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let outcome = try await H2Peer.run(["requests", "GET /broken-stream"], port: port)
+        #expect(outcome.streams[1]?.status == 200, "\(outcome.raw.prefix(400))")
+        #expect(outcome.resets[1] == 2, "\(outcome.raw.prefix(400))")
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        try await upstream.stop()
+    }
+
     /// Runs a case of the peer script; it prints one JSON object.
     static func peer(_ arguments: [String]) async throws -> [String: Any] {
         let script = try Fixtures.temporaryDirectory() + "/h2ends.py"
