@@ -128,6 +128,15 @@ enum ComparableBody: Sendable {
             let placeholder = Array(Redactor.placeholder.utf8)
             let holdsPlaceholder = bytes.indices.contains { bytes[$0...].starts(with: placeholder) }
             return RedactedPlaces(pointers: [], formFields: [], textValues: holdsPlaceholder)
+        case .grpc(let messages):
+            // A member redacted in any message is left out of every one (as `ignoredBodyFields` are).
+            var pointers: [JSONPointer] = []
+            for message in messages {
+                for pointer in message.pointers(toString: Redactor.placeholder) where !pointers.contains(pointer) {
+                    pointers.append(pointer)
+                }
+            }
+            return RedactedPlaces(pointers: pointers, formFields: [])
         default: return RedactedPlaces(pointers: [], formFields: [])
         }
     }
@@ -143,7 +152,16 @@ enum ComparableBody: Sendable {
             for pointer in places.pointers { form = form.replacing(pointer, with: nil) }
             return .graphQL(form: form, request: request)
         case .form(let items): return .form(items.filter { !places.formFields.contains($0.name) })
+        case .grpc(let messages):
+            return .grpc(
+                messages.map { message in
+                    var json = message
+                    for pointer in places.pointers { json = json.replacing(pointer, with: nil) }
+                    return json
+                })
         case .bytes(let bytes) where places.textValues:
+            // A gRPC call recorded without a descriptor set: its fields redacted as recording did, frames intact.
+            if let grpc = Redactor.grpcBodyForMatching(bytes) { return .bytes(grpc) }
             var kinds: [String] = []
             return .bytes(CredentialValues.redacting(bytes, noting: &kinds) ?? bytes)
         default: return self

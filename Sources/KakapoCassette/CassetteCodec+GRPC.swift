@@ -47,7 +47,7 @@ extension CassetteCodec {
     }
 
     /// Each message's offset: that of the chunk its last byte arrived in.
-    private static func messageOffsets(_ messages: [GRPCMessage], chunks: [ResponseChunk]) -> [Double] {
+    static func messageOffsets(_ messages: [GRPCMessage], chunks: [ResponseChunk]) -> [Double] {
         var offsets: [Double] = []
         offsets.reserveCapacity(messages.count)
         var chunkIndex = 0

@@ -140,7 +140,7 @@ public final class CassetteSession: @unchecked Sendable {
     /// Runs on the recorder: redacts, encodes, journals and indexes one recording.
     private func take(_ interaction: Interaction, replacing: Bool) {
         // Redaction and encoding happen before the lock.
-        let (clean, redacted) = redactor.redact(interaction)
+        let (clean, redacted) = redactor.redact(interaction, schema: matching.grpcSchema)
         // What the reader refuses would make the whole file unloadable: it is reported, not written.
         if let refusal = CassetteAdmission.refusal(of: clean) {
             onSaveError(

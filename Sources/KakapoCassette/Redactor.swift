@@ -1,3 +1,4 @@
+import KakapoGRPC
 import KakapoHTTP
 import KakapoJSON
 
@@ -10,7 +11,9 @@ import KakapoJSON
 /// - the names and JSON pointers the user adds, less the names the user keeps (`--no-redact`);
 /// - every value a request carried as a secret, echoed anywhere else in the interaction (a response
 ///   body that repeats the password of a form, a header that reflects the token);
-/// - every message of a WebSocket conversation, as a body (`Redactor+WebSocket.swift`).
+/// - every message of a WebSocket conversation, as a body (`Redactor+WebSocket.swift`);
+/// - every message of a gRPC call, by its fields' names with a descriptor set, by its values' shapes
+///   without one (`Redactor+GRPC.swift`).
 ///
 /// In allowlist mode (`--redact-all-except`) every header, query parameter, form field and JSON member
 /// not listed is redacted, except the headers that frame a message (`Content-Type`, `Content-Length`,
@@ -127,9 +130,20 @@ public struct Redactor: Hashable, Sendable {
     /// The interaction with every secret value replaced, and what was redacted (one name per value:
     /// `Authorization`, `api_key`, `password`, `JWT`, `echoed secret`).
     public func redact(_ interaction: Interaction) -> (interaction: Interaction, redacted: [String]) {
+        redact(interaction, schema: nil)
+    }
+
+    /// The same, the messages of a gRPC call read as JSON by `schema` (`--proto-descriptor`) where it knows
+    /// their types, so their members are redacted by name as a JSON body's are.
+    public func redact(_ interaction: Interaction, schema: GRPCSchema?) -> (
+        interaction: Interaction, redacted: [String]
+    ) {
         var redacted: [String] = []
         var copy = interaction
-        let secrets = self.secrets(in: interaction)
+        let grpcCall = Self.isGRPCCall(interaction)
+        let grpcAnswer = grpcCall && GRPC.isGRPC(contentType: interaction.response.headers["Content-Type"])
+        var secrets = self.secrets(in: interaction)
+        if grpcCall { secrets = Self.merging(secrets, grpcSecrets(in: interaction, schema: schema)) }
 
         copy.request.headers = redact(headers: interaction.request.headers, noting: &redacted)
         copy.response.headers = redact(headers: interaction.response.headers, noting: &redacted)
@@ -137,9 +151,18 @@ public struct Redactor: Hashable, Sendable {
             copy.response.trailers = redact(headers: interaction.response.trailers, noting: &redacted)
         }
         copy.request.target = redact(target: interaction.request.target, noting: &redacted)
-        copy.request.body = redact(
-            body: interaction.request.body, headers: interaction.request.headers, side: .request, noting: &redacted)
-        if let chunks = interaction.chunks {
+        if grpcCall {
+            // Messages are redacted one by one, echoes included, their frames written anew.
+            copy.request.body = redactGRPCRequest(
+                interaction, schema: schema, echoing: secrets, noting: &redacted)
+        } else {
+            copy.request.body = redact(
+                body: interaction.request.body, headers: interaction.request.headers, side: .request,
+                noting: &redacted)
+        }
+        if grpcAnswer {
+            redactGRPCResponse(interaction, into: &copy, schema: schema, echoing: secrets, noting: &redacted)
+        } else if let chunks = interaction.chunks {
             // A stream: each chunk as text, so the body stays the chunks joined.
             copy.chunks = chunks.map { chunk in
                 ResponseChunk(
@@ -160,10 +183,14 @@ public struct Redactor: Hashable, Sendable {
                 decoding: Self.replace(secrets, in: Array(copy.request.target.utf8), count: &echoes), as: UTF8.self)
             copy.request.headers = replace(secrets, in: copy.request.headers, count: &echoes)
             copy.response.headers = replace(secrets, in: copy.response.headers, count: &echoes)
-            copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
-                Self.replace(secrets, in: $0, count: &echoes)
+            if !grpcCall {
+                copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
+                    Self.replace(secrets, in: $0, count: &echoes)
+                }
             }
-            if let chunks = copy.chunks {
+            if grpcAnswer {
+                // Done message by message above: a byte search would break the frames' lengths.
+            } else if let chunks = copy.chunks {
                 copy.chunks = chunks.map { chunk in
                     ResponseChunk(
                         offsetMilliseconds: chunk.offsetMilliseconds,
@@ -297,23 +324,30 @@ public struct Redactor: Hashable, Sendable {
             guard JSONParser.looksLikeContainer(content), let value = try? JSONParser.parse(content) else {
                 return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
             }
-            var rewritten = value
-            var changed = false
-            for pointer in jsonPointers {
-                guard let found = rewritten[pointer: pointer], found != .string(Redactor.placeholder) else { continue }
-                rewritten = rewritten.replacing(pointer, with: .string(Redactor.placeholder))
-                redacted.append(pointer.description)
-                changed = true
-            }
-            if byShape || allowlist != nil,
-                let replaced = redact(json: rewritten, name: nil, side: side, noting: &redacted)
-            {
-                rewritten = replaced
-                changed = true
-            }
-            guard changed else { return content }
+            guard let rewritten = redact(jsonValue: value, side: side, noting: &redacted) else { return content }
             return (JSONLayout.detect(content, value: value) ?? .compact).write(rewritten)
         }
+    }
+
+    /// A JSON body's value with the `--redact-json` pointers and the secret members (by name and by shape, or
+    /// all but the allowed ones) replaced; nil when nothing in it is secret.
+    func redact(jsonValue value: JSONValue, side: Side, noting redacted: inout [String]) -> JSONValue? {
+        var rewritten = value
+        var changed = false
+        for pointer in jsonPointers {
+            guard let found = rewritten[pointer: pointer], found != .string(Redactor.placeholder) else { continue }
+            rewritten = rewritten.replacing(pointer, with: .string(Redactor.placeholder))
+            redacted.append(pointer.description)
+            changed = true
+        }
+        if byShape || allowlist != nil, let replaced = redact(json: rewritten, name: nil, side: side, noting: &redacted)
+        {
+            rewritten = replaced
+            changed = true
+        }
+        // Not a ternary: JSONValue takes a nil literal (as null), which would make `nil` a value here.
+        guard changed else { return nil }
+        return rewritten
     }
 
     /// A stream's chunk, or any text: secrets by their shape.
