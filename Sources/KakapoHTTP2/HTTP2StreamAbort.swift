@@ -17,7 +17,8 @@ import NIOCore
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             switch unwrapOutboundIn(data) {
             case .headers(let headers):
-                answerStarted = true
+                // A 100 Continue is no start of the answer: a close after it (the body never came) stays CANCEL.
+                if headers.headers.first(name: ":status")?.hasPrefix("1") != true { answerStarted = true }
                 if headers.endStream { answerEnded = true }
             case .data(let data):
                 if data.endStream { answerEnded = true }

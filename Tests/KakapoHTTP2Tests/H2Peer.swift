@@ -145,7 +145,9 @@ enum H2Peer {
             elif case == "settings-bad-length":
                 send(frame(4, 0, 0, b"\x00\x03\x00"))
             elif case == "oversized-frame":
-                send(settings() + frame(1, 0x4, 1, b"\x00" * 20000))
+                # The server may close (GOAWAY, then a reset for the unread rest) before all of it is sent.
+                try: send(settings() + frame(1, 0x4, 1, b"\x00" * 20000))
+                except OSError: pass
             elif case == "bad-hpack":
                 send(settings() + frame(1, 0x5, 1, b"\xff\xff\xff\xff\xff\xff\xff\xff\x7f"))
             elif case == "data-on-stream-0":
