@@ -85,6 +85,7 @@ package enum CassetteCodec {
         if !outcome.trailers.isEmpty { response["trailers"] = encode(outcome.trailers) }
         if let grpc = encodeGRPCResponse(interaction, schema: schema) {
             response["grpc"] = grpc
+            if interaction.abandoned && interaction.chunks != nil { response["abandoned"] = true }
         } else if let chunks = interaction.chunks {
             // One entry per event, text when it is text: what a person edits is what is replayed.
             response["chunks"] = .array(
@@ -100,6 +101,7 @@ package enum CassetteCodec {
                     return .object(entry)
                 })
             if interaction.brokenOff { response["brokenOff"] = true }
+            if interaction.abandoned { response["abandoned"] = true }
         } else if let body = BodyCoding.encode(interaction.response.body, headers: interaction.response.headers) {
             response["body"] = body
         }
@@ -256,7 +258,13 @@ package enum CassetteCodec {
             (responseBody, chunks) = try decodeGRPCResponse(
                 grpc, target: String(target), schema: schema, at: responsePath + [.key("grpc")])
         }
-        let brokenOff = try brokenOff(response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
+        let brokenOff = try streamMark("brokenOff", response["brokenOff"], hasChunks: chunks != nil, at: responsePath)
+        // A gRPC call cancelled before any message came has no message to carry an offset: its empty "grpc"
+        // is a stream all the same.
+        let noMessages = response["grpc"] != nil && chunks == nil && responseBody.isEmpty
+        let abandoned = try streamMark(
+            "abandoned", response["abandoned"], hasChunks: chunks != nil || noMessages, at: responsePath)
+        if abandoned && chunks == nil { chunks = [] }
         var trailers = HTTP.Headers()
         if let value = response["trailers"] { trailers = try headers(value, at: responsePath + [.key("trailers")]) }
         var version: String?
@@ -291,11 +299,13 @@ package enum CassetteCodec {
             response: HTTP.Response(
                 status: status, headers: responseHeaders, body: responseBody, trailers: trailers, version: version),
             recordedAt: recordedAt,
-            durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff, webSocket: conversation)
+            durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff, webSocket: conversation,
+            abandoned: abandoned)
     }
 
-    /// A response's `"brokenOff"`: true only beside `"chunks"` (a stream recorded broken off); missing is false.
-    static func brokenOff(_ value: JSONValue?, hasChunks: Bool, at path: [JSONPathComponent])
+    /// A response's `"brokenOff"` or `"abandoned"` (`name`): true only beside `"chunks"` (or a `"grpc"` whose
+    /// messages have offsets), a stream recorded broken off or left by its client; missing is false.
+    static func streamMark(_ name: String, _ value: JSONValue?, hasChunks: Bool, at path: [JSONPathComponent])
         throws(CassetteDecodingError) -> Bool
     {
         switch value {
@@ -305,12 +315,13 @@ package enum CassetteCodec {
             return true
         case .bool(true)?:
             throw CassetteDecodingError(
-                path: path + [.key("brokenOff")],
-                message: "\"brokenOff\" belongs to a streamed response (one with \"chunks\"), not one with a \"body\"")
+                path: path + [.key(name)],
+                message:
+                    "\"\(name)\" belongs to a streamed response (one with \"chunks\", or \"grpc\" messages with \"offsetMs\"), not one with a \"body\""
+            )
         case let other?:
             throw CassetteDecodingError(
-                path: path + [.key("brokenOff")],
-                message: "\"brokenOff\" must be true or false, found \(other.kindDescription)")
+                path: path + [.key(name)], message: "\"\(name)\" must be true or false, found \(other.kindDescription)")
         }
     }
 

@@ -49,6 +49,8 @@ public final class CassetteSession: @unchecked Sendable {
     private let originalCount: Int
     private var replaced: Set<Int> = []
     private var recorded = 0
+    /// Recordings left out because the reader would refuse them.
+    private var refused = 0
     private var redactions: [String: Int] = [:]
     private var generation = 0
     private var savedGeneration = 0
@@ -143,6 +145,9 @@ public final class CassetteSession: @unchecked Sendable {
         let (clean, redacted) = redactor.redact(interaction, schema: matching.grpcSchema)
         // What the reader refuses would make the whole file unloadable: it is reported, not written.
         if let refusal = CassetteAdmission.refusal(of: clean) {
+            condition.lock()
+            refused += 1
+            condition.unlock()
             onSaveError(
                 CassetteError(
                     code: .invalid, file: path,
@@ -205,6 +210,14 @@ public final class CassetteSession: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return recorded
+    }
+
+    /// How many recordings were left out because the reader would refuse them (reported through `onSaveError`).
+    public var refusedCount: Int {
+        recorder.drain()
+        condition.lock()
+        defer { condition.unlock() }
+        return refused
     }
 
     /// How many values were redacted from this session's recordings, by header, parameter or pointer.

@@ -15,12 +15,17 @@ public struct Interaction: Hashable, Sendable {
     /// The upstream broke the stream off after `chunks` (`--record-broken-streams`): it is replayed as the
     /// same break, the connection closed after the last chunk.
     public var brokenOff = false
+    /// The client left before the end of the stream (it stopped reading, or cancelled its gRPC call): `chunks`
+    /// are what had come by then. Replayed up to there, then held open (until the client leaves or the idle
+    /// timeout); closed as a break instead when `brokenOff` is set too.
+    public var abandoned = false
     /// For a WebSocket upgrade answered `101`, the conversation that followed; nil for every other exchange.
     public var webSocket: WebSocketConversation?
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,
-        chunks: [ResponseChunk]? = nil, brokenOff: Bool = false, webSocket: WebSocketConversation? = nil
+        chunks: [ResponseChunk]? = nil, brokenOff: Bool = false, webSocket: WebSocketConversation? = nil,
+        abandoned: Bool = false
     ) {
         self.request = request
         self.response = response
@@ -28,6 +33,7 @@ public struct Interaction: Hashable, Sendable {
         self.durationMilliseconds = durationMilliseconds
         self.chunks = chunks
         self.brokenOff = brokenOff
+        self.abandoned = abandoned
         self.webSocket = webSocket
     }
 }

@@ -24,16 +24,26 @@ public struct InteractionIndex: Sendable {
         let body: ComparableBody
         /// The origin the recordings were sent to; nil for recordings made with one `--upstream`.
         let origin: String?
+        /// The range, validators, varied headers and coding the recordings answer; nil for plain answers
+        /// to plain requests.
+        let representation: Representation?
         var positions: [Int]
 
-        init(position: Int, body: ComparableBody, origin: String?) {
+        init(position: Int, body: ComparableBody, origin: String?, representation: Representation?) {
             self.redacted = body.redactedPlaces
             self.body = body.removing(redacted)
             self.origin = origin
+            self.representation = representation
             self.positions = [position]
         }
 
         func matches(_ live: ComparableBody) -> Bool { body.matches(live.removing(redacted)) }
+
+        /// Whether a request whose `Range` is `range` asks for the representation these recordings answer.
+        func admits(_ request: HTTP.Request, range: String?, bodiless: Bool) -> Bool {
+            guard let representation else { return range == nil }
+            return representation.admits(request, range: range, bodiless: bodiless)
+        }
     }
 
     public let redactor: Redactor
@@ -84,10 +94,14 @@ public struct InteractionIndex: Sendable {
         let outside = GraphQLRequest(outsideJSONBody: interaction.request)
         let body = comparableBody(interaction.request, outside: outside)
         let bucketKey = key(interaction.request, outside: outside)
-        let candidate = Group(position: position, body: body, origin: interaction.request.origin)
+        let candidate = Group(
+            position: position, body: body, origin: interaction.request.origin,
+            representation: Representation(
+                request: interaction.request, response: interaction.response, matching: matching, redactor: redactor))
         // Mutated in place, so appending to a long group does not copy it.
         if let index = buckets[bucketKey]?.firstIndex(where: {
-            $0.origin == candidate.origin && $0.redacted == candidate.redacted && $0.body.matches(candidate.body)
+            $0.origin == candidate.origin && $0.representation == candidate.representation
+                && $0.redacted == candidate.redacted && $0.body.matches(candidate.body)
         }) {
             buckets[bucketKey]![index].positions.append(position)
         } else {
@@ -100,11 +114,23 @@ public struct InteractionIndex: Sendable {
     /// Origins: a request addressed to an origin matches recordings of that origin, or, when there are
     /// none, recordings without one (made with `--upstream`, so cassettes from before forward proxying keep
     /// working); a request without an origin matches recordings of any origin.
+    ///
+    /// Representation: a recording made with a `Range` answers only that range, a `304` only its validators,
+    /// a response with `Vary` only the same values of the headers it names, an encoded one only a request
+    /// that accepts its coding (`MatchOptions`); the playback order of identical requests is unchanged.
     public func candidates(for request: HTTP.Request) -> [Int] {
+        candidates(for: request, bodiless: false)
+    }
+
+    /// `bodiless`: the request is a `HEAD` looking for a `GET` recording, whose content-coding does not
+    /// matter.
+    func candidates(for request: HTTP.Request, bodiless: Bool) -> [Int] {
         let outside = GraphQLRequest(outsideJSONBody: request)
         guard var groups = buckets[key(request, outside: outside)] else { return [] }
+        let range = matching.matchRange ? request.headers["Range"] : nil
         if groups.count == 1, request.origin == nil || groups[0].origin == request.origin {
             // The usual case: one group, so no lists to filter.
+            guard groups[0].admits(request, range: range, bodiless: bodiless) else { return [] }
             return groups[0].matches(comparableBody(request, outside: outside)) ? groups[0].positions : []
         }
         if let origin = request.origin {
@@ -112,7 +138,7 @@ public struct InteractionIndex: Sendable {
             groups = own.isEmpty ? groups.filter { $0.origin == nil } : own
         }
         let body = comparableBody(request, outside: outside)
-        var matching = groups.filter { $0.matches(body) }
+        var matching = groups.filter { $0.admits(request, range: range, bodiless: bodiless) && $0.matches(body) }
         if matching.count == 1 { return matching[0].positions }
         matching.sort { $0.positions[0] < $1.positions[0] }
         return matching.flatMap(\.positions).sorted()
@@ -146,7 +172,7 @@ public struct InteractionIndex: Sendable {
         if matches.isEmpty, request.method == .head {
             var get = request
             get.method = .get
-            return take(candidates(for: get), advancing: false)
+            return take(candidates(for: get, bodiless: true), advancing: false)
         }
         return take(matches, advancing: true)
     }

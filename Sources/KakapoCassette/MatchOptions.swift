@@ -14,6 +14,16 @@ public struct MatchOptions: Hashable, Sendable {
     /// The descriptor set of `--proto-descriptor`: gRPC messages are compared as JSON (`ignoredBodyFields` apply
     /// to each message) and written to the cassette as JSON. Nil compares them byte for byte.
     public var grpcSchema: GRPCSchema?
+    /// A recording made with `Range` (and `If-Range`) answers only the same range, and one made without
+    /// answers only requests without (`--no-match-range` turns it off).
+    public var matchRange = true
+    /// A recorded `304 Not Modified` or `412 Precondition Failed` answers only the validators it was
+    /// recorded for (`If-None-Match`, `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`;
+    /// `--no-match-conditional` turns it off).
+    public var matchConditional = true
+    /// The request headers a recorded response's `Vary` names are matched for that recording, and an
+    /// encoded response answers only requests that accept its coding (`--ignore-vary` turns both off).
+    public var matchVary = true
 
     public init(
         ignoredQueryParameters: Set<String> = [], ignoredBodyFields: [JSONPointer] = [], matchedHeaders: [String] = [],

@@ -18,6 +18,8 @@ public struct MissReport: Sendable {
 
     public let method: String
     public let url: String
+    /// The GraphQL operation, JSON-RPC method or `(gRPC)` that names the request (`RequestLabel`).
+    public let label: String?
     public let nearest: [Candidate]
 
     /// How many recordings at most are compared in full (query, headers, body): on a large cassette the
@@ -36,6 +38,7 @@ public struct MissReport: Sendable {
     ) {
         self.method = request.method.rawValue
         self.url = redactor.redactedURL(of: request)
+        self.label = RequestLabel.of(request)
         let outside = GraphQLRequest(outsideJSONBody: request)
         let key = RequestKey(
             request, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
@@ -60,7 +63,7 @@ public struct MissReport: Sendable {
         for (_, position) in shortlist {
             let (score, differences, fields) = Self.compare(
                 cassette.interactions[position].request, with: request, key: key, body: body, redactor: redactor,
-                matching: matching)
+                matching: matching, response: cassette.interactions[position].response)
             scored.append((score, position, differences, fields))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.position < $1.position }
@@ -150,7 +153,7 @@ public struct MissReport: Sendable {
     /// that ranks it: lower is closer.
     static func compare(
         _ recorded: HTTP.Request, with request: HTTP.Request, key: RequestKey, body: ComparableBody, redactor: Redactor,
-        matching: MatchOptions
+        matching: MatchOptions, response: HTTP.Response? = nil
     ) -> (score: Int, differences: [String], fields: [Field]) {
         let recordedOutside = GraphQLRequest(outsideJSONBody: recorded)
         let recordedKey = RequestKey(
@@ -215,11 +218,22 @@ public struct MissReport: Sendable {
             let redacted = recordedBody.redactedPlaces
             let recordedSide = recordedBody.removing(redacted)
             let liveSide = body.removing(redacted)
-            let bodyDifferences = recordedSide.differences(from: liveSide, redactor: redactor)
+            var bodyDifferences = recordedSide.differences(from: liveSide, redactor: redactor)
+            var otherOperation = recordedSide.isOtherOperation(than: liveSide)
+            // The same document with another operation chosen is as near as one difference.
+            if otherOperation,
+                let chosen = otherOperationChosen(recorded: recordedSide, live: liveSide, lines: bodyDifferences)
+            {
+                bodyDifferences = chosen
+                otherOperation = false
+            }
             differences += bodyDifferences
             fields += bodyFields(recorded: recordedSide, live: liveSide, lines: bodyDifferences)
-            score += recordedSide.isOtherOperation(than: liveSide) ? otherOperationScore : min(bodyDifferences.count, 1)
+            score += otherOperation ? otherOperationScore : min(bodyDifferences.count, 1)
         }
+        representationDifferences(
+            recorded, response: response, with: request, redactor: redactor, matching: matching,
+            differences: &differences, fields: &fields, score: &score)
         if differences.isEmpty {
             differences.append("matched, but every recording of this request was already played")
         }
@@ -232,9 +246,13 @@ public struct MissReport: Sendable {
     /// The report as JSON; with `fields`, each nearest recording also has its differences as `fields`
     /// (`Field.json`), for the inspector (the miss body leaves them out: people read it in terminals).
     public func json(fields: Bool) -> JSONValue {
-        .object([
-            "error": "no recorded interaction matches this request",
-            "request": .object(["method": .string(method), "url": .string(url)]),
+        var request: JSONObject = ["method": .string(method), "url": .string(url)]
+        if let label { request["label"] = .string(label) }
+        let message = self.message
+        return .object([
+            "error": Self.errorJSON(message: message),
+            "message": .string(message),
+            "request": .object(request),
             "nearest": .array(
                 nearest.map { candidate in
                     var object: JSONObject = [

@@ -48,9 +48,14 @@ public struct Answer: Sendable {
     package var session: String?
     /// An upstream answer that is written into a cassette (the inspector's source `recorded`).
     package var recorded = false
+    /// A miss's line (`MissReport.line`), for the journal and the summary; nil for every other answer.
+    package var missLine: String?
     /// A recorded stream that the upstream broke off when recorded: its transport breaks it off the same way
     /// after the last chunk, instead of ending it.
     public var breaksOff = false
+    /// A recorded stream its client abandoned when recorded (and not broken off): its transport sends nothing
+    /// after the last chunk and keeps the stream open until the client leaves (or the idle timeout passes).
+    public var holdsOpen = false
     /// Fields sent after the body (gRPC's `grpc-status`, HTTP/2 trailers); a live answer's come with its end
     /// (`LiveResponse.trailers`). An HTTP/1.1 transport sends them only to a client that asked (`TE: trailers`).
     public var trailers = HTTP.Headers()

@@ -178,12 +178,15 @@ public final class Engine: Sendable {
         let unused = (session?.unusedPositions ?? []).compactMap { position -> String? in
             guard let interaction = snapshot?.interactions[position] else { return nil }
             return "#\(position) \(interaction.request.method) \(interaction.request.url)"
+                + RequestLabel.suffix(interaction.request)
         }
         var summary = ProxySummary(
             cassettePath: configuration.cassettePath, mode: configuration.mode, counts: pipeline.journal.counts,
             recorded: session?.recordedCount ?? 0, redacted: session?.redactionCounts ?? [:],
             misses: pipeline.journal.misses, unused: unused, saveError: saveError)
         summary.maximumAge = configuration.maximumAge.map(ProxySummary.describeAge)
+        summary.unrecorded = UnrecordedAnswers.adding(
+            session?.refusedCount ?? 0, .refused, to: pipeline.unrecorded.byReason)
         summary.stale = pipeline.staleReplays.withLock { $0 }.sorted().compactMap { position in
             guard let interaction = snapshot?.interactions[position] else { return nil }
             return

@@ -8,7 +8,8 @@ import KakapoJSON
 /// gRPC spec maps its HTTP status to (UNAVAILABLE for those).
 enum GRPCAnswers {
     /// The miss answer to a gRPC call: `grpc-status: 5` with `report` (the JSON a miss answers other requests
-    /// with) told in one line as `grpc-message`.
+    /// with) told in one line as `grpc-message`: its `message` (the miss line) first, so a message cut at
+    /// `GRPC.largestMessageBytes` still says it, then the mode and every nearest recording.
     static func miss(report: JSONValue) -> Answer {
         Answer(response: GRPC.errorResponse(status: .notFound, message: summary(of: report)), source: .miss)
     }
@@ -22,7 +23,9 @@ enum GRPCAnswers {
             !GRPC.isGRPC(contentType: headers["Content-Type"])
         else { return answer }
         var message = String(decoding: body, as: UTF8.self)
-        if let parsed = try? JSONParser.parse(body), let text = parsed.objectValue?["error"]?.stringValue {
+        if let parsed = try? JSONParser.parse(body),
+            let text = parsed.objectValue?["error"]?.stringValue ?? parsed["error"]?["message"]?.stringValue
+        {
             message = text
         }
         let response = GRPC.errorResponse(
@@ -62,26 +65,18 @@ enum GRPCAnswers {
         return { completion(converting($0, for: request)) }
     }
 
-    /// The miss report in one line: what missed, in which mode, and the nearest recordings with what differed
-    /// (`kakapo: no recorded interaction matches POST /demo.Greeter/SayHello (mode replay); nearest: ...`).
+    /// The miss report in one line: its message (the miss line), the mode, and the nearest recordings with
+    /// what differed (`kakapo: no recording matches POST /demo.Greeter/SayHello (gRPC): gRPC message 1 field
+    /// /name differs (interaction 0); mode none; nearest: ...`).
     static func summary(of report: JSONValue) -> String {
         guard let object = report.objectValue else {
             return String(decoding: JSONWriter().write(report), as: UTF8.self)
         }
-        var text = "kakapo: " + (object["error"]?.stringValue ?? "no recorded interaction matches")
-        if let request = object["request"]?.objectValue, let method = request["method"]?.stringValue,
-            let url = request["url"]?.stringValue
-        {
-            text += ": \(method) \(url)"
-        }
-        var context: [String] = []
-        if let mode = object["mode"]?.stringValue { context.append("mode \(mode)") }
-        if let cassette = object["cassette"]?.stringValue { context.append("cassette \(cassette)") }
-        if !context.isEmpty { text += " (\(context.joined(separator: ", ")))" }
+        var text = object["message"]?.stringValue ?? "kakapo: no recording matches this call"
+        if let mode = object["mode"]?.stringValue { text += "; mode \(mode)" }
+        if let cassette = object["cassette"]?.stringValue { text += "; cassette \(cassette)" }
         let nearest = object["nearest"]?.arrayValue ?? []
-        if nearest.isEmpty {
-            text += "; nothing recorded comes close"
-        } else {
+        if !nearest.isEmpty {
             let lines = nearest.compactMap { candidate -> String? in
                 guard let entry = candidate.objectValue else { return nil }
                 var line =

@@ -40,6 +40,8 @@ public final class LiveResponse: Sendable {
         /// The transfer is paused until the client catches up.
         var paused = false
         var consumer: (@Sendable (Event) -> Void)?
+        /// Runs (once) when the consumer leaves before the end: the recording of an abandoned stream.
+        var onAbandoned: (@Sendable () -> Void)?
         var events: [ResponseChunk] = []
         var pending: [UInt8] = []
         var pendingOffset: Double?
@@ -85,7 +87,7 @@ public final class LiveResponse: Sendable {
     }
 
     /// `keepsPiecesForBreak`: an answer recorded in pieces keeps its bytes here too, so that it can be
-    /// recorded if the upstream breaks it off (`--record-broken-streams`).
+    /// recorded if the upstream breaks it off (`--record-broken-streams`) or its client abandons it.
     init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20, keepsPiecesForBreak: Bool = false)
     {
         var state = State()
@@ -131,12 +133,27 @@ public final class LiveResponse: Sendable {
     /// The consumer is gone (the client closed its connection): the transfer stops (a paused one is
     /// resumed to hear it).
     package func cancel() {
-        let resume = state.withLock { state -> Bool in
+        let (resume, abandoned) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
             state.cancelled = true
+            // Only a consumer that leaves before the end abandons the stream, and only once.
+            let abandoned = state.finished ? nil : state.onAbandoned
+            state.onAbandoned = nil
             defer { state.paused = false }
-            return state.paused
+            return (state.paused, abandoned)
         }
         if resume { resumer.resume() }
+        abandoned?()
+    }
+
+    /// Runs `action` (once, on the thread that cancels) when the consumer leaves before the end: the client
+    /// abandoned the stream. Runs at once when it already has.
+    func whenAbandoned(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.cancelled { return !state.finished }
+            state.onAbandoned = action
+            return false
+        }
+        if now { action() }
     }
 
     /// The fields the upstream sent after the body (gRPC's `grpc-status`), once it has finished; read by
@@ -162,6 +179,7 @@ public final class LiveResponse: Sendable {
     func finish(broken: Bool = false, trailers: HTTP.Headers = HTTP.Headers()) {
         let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
             state.finished = true
+            state.onAbandoned = nil
             state.trailers = trailers
             state.broken = broken
             state.events = state.eventsSoFar
@@ -212,6 +230,19 @@ public final class LiveResponse: Sendable {
     func brokenChunks() -> [ResponseChunk]? {
         let (events, pieces, body) = state.withLock { ($0.eventsSoFar, $0.pieces, $0.piecesBody) }
         guard let timed = cut(events: events, pieces: pieces, body: body), !timed.isEmpty else { return nil }
+        return Self.fromFirstByte(timed)
+    }
+
+    /// The timed chunks to record for an answer its client abandoned, with offsets from the first byte: the
+    /// events or lines that came (the last one as far as it came, which the client had too), the whole gRPC
+    /// messages that came, or the pieces that came when they were kept (`keepsPiecesForBreak`); empty when
+    /// nothing came yet; nil for an answer recorded whole (of announced length) or one whose pieces were not kept.
+    func abandonedChunks() -> [ResponseChunk]? {
+        let (events, complete, pieces, body) = state.withLock { ($0.eventsSoFar, $0.events, $0.pieces, $0.piecesBody) }
+        // A part of a gRPC message is no message: the recording keeps whole ones, as a gRPC client reads them.
+        let units = recording == .messages ? complete : events
+        if recording == .pieces, pieces.isEmpty, body != nil { return [] }
+        guard let timed = cut(events: units, pieces: pieces, body: body) else { return nil }
         return Self.fromFirstByte(timed)
     }
 

@@ -59,6 +59,10 @@ public struct ProxyConfiguration: Sendable {
     /// Records a stream the upstream broke off, with the break, to be replayed as the same break
     /// (`--record-broken-streams`); without it such a stream is not recorded.
     public var recordsBrokenStreams = false
+    /// Records a stream the client leaves before its end (it stops reading, or cancels its gRPC call) as what
+    /// had come, marked abandoned, to be replayed that far and then held open; when false
+    /// (`--no-record-abandoned-streams`) such a stream is not recorded, and the log says so.
+    public var recordsAbandonedStreams = true
     /// Requests that the modes that record forward live without recording them or answering them from the
     /// cassette (`--record-only`, `--passthrough`).
     public var recordFilter = RecordFilter()
@@ -67,6 +71,9 @@ public struct ProxyConfiguration: Sendable {
     public var sessionDirectory: String?
     /// Seconds a session may go unused before it ends by itself and is saved (`--session-timeout`).
     public var sessionTimeout: Double = 600
+    /// Seconds a request may be in flight with no bytes either way before one warning says what it waits for
+    /// (`--slow-warning`); 0 says nothing.
+    public var slowWarning: Double = 10
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,

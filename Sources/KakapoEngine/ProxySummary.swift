@@ -10,9 +10,10 @@ public struct ProxySummary: Sendable {
     public let recorded: Int
     /// How many values were redacted from the recordings, by header, parameter or pointer.
     public let redacted: [String: Int]
-    /// Every missed request as `METHOD url`.
+    /// Every missed request as its line (`METHOD url LABEL: first difference (interaction N)`, where LABEL
+    /// names a GraphQL operation, a JSON-RPC method or a gRPC call).
     public let misses: [String]
-    /// Recorded interactions that were never played, as `#position METHOD url`.
+    /// Recorded interactions that were never played, as `#position METHOD url LABEL`.
     public let unused: [String]
     /// Set when the final save of the cassette failed; it says how many of the recordings are not in the
     /// file and where they are (the journal, or a file in the temporary folder).
@@ -21,6 +22,8 @@ public struct ProxySummary: Sendable {
     public var stale: [String] = []
     /// The maximum age, as given (`30d`), for messages.
     public var maximumAge: String?
+    /// Requests answered in a mode that records but not recorded, by reason (`UnrecordedAnswers`).
+    public var unrecorded: [String: Int] = [:]
 
     /// Every request answered.
     public var total: Int { counts.values.reduce(0, +) }
@@ -68,6 +71,7 @@ public struct ProxySummary: Sendable {
             lines.append(
                 "\(passed) request\(passed == 1 ? "" : "s") passed through unrecorded (--record-only/--passthrough)")
         }
+        if let line = UnrecordedAnswers.line(unrecorded) { lines.append(line) }
         if !redacted.isEmpty {
             let parts = redacted.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
             lines.append("redacted: " + parts.joined(separator: ", "))

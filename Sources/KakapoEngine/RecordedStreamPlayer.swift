@@ -3,7 +3,8 @@ import KakapoCassette
 /// Plays a recorded stream's chunks, in order, each at its recorded offset from the start as `timing` says
 /// (scaled by its speed, or back to back), through the timer a transport gives it: the one replay of
 /// recorded chunks, shared by the NIO server (its event loop's timer) and Kakapo in process (a Dispatch
-/// queue). A stream recorded broken off (`breaksOff`) ends with `.broken` instead of `.end`.
+/// queue). A stream recorded broken off (`breaksOff`) ends with `.broken` instead of `.end`; one its client
+/// abandoned when recorded (`holdsOpen`) with `.held`: nothing more comes, and the transport keeps it open.
 package struct RecordedStreamPlayer: Sendable {
     /// What the player hands on.
     package enum Event: Sendable {
@@ -13,16 +14,20 @@ package struct RecordedStreamPlayer: Sendable {
         case broken
         /// `isCancelled` said so: nothing more comes (the transport still ends what it started).
         case cancelled
+        /// The recording's client left here (`holdsOpen`): nothing more comes, and the stream is not ended.
+        case held
     }
 
     package let chunks: [ResponseChunk]
     package let timing: StreamTiming
     package let breaksOff: Bool
+    package let holdsOpen: Bool
 
-    package init(chunks: [ResponseChunk], timing: StreamTiming, breaksOff: Bool = false) {
+    package init(chunks: [ResponseChunk], timing: StreamTiming, breaksOff: Bool = false, holdsOpen: Bool = false) {
         self.chunks = chunks
         self.timing = timing
         self.breaksOff = breaksOff
+        self.holdsOpen = holdsOpen
     }
 
     /// Starts playing: `after(nanoseconds, work)` runs `work` that many nanoseconds from now (0: as soon
@@ -37,13 +42,15 @@ package struct RecordedStreamPlayer: Sendable {
         let chunks = self.chunks
         let timing = self.timing
         let breaksOff = self.breaksOff
+        let holdsOpen = self.holdsOpen && !breaksOff
         @Sendable func send(_ index: Int) {
             guard !isCancelled() else {
                 deliver(.cancelled)
                 return
             }
             guard index < chunks.count else {
-                deliver(breaksOff ? .broken : .end)
+                // Held open: the client of the recording stopped reading here, and so the stream never ended.
+                deliver(holdsOpen ? .held : breaksOff ? .broken : .end)
                 return
             }
             deliver(.data(chunks[index].bytes))

@@ -23,10 +23,12 @@ public final class RequestJournal: Sendable {
         /// The entry as the inspector's event stream sends it (id, time, host, sizes, session...); nil for a
         /// WebSocket message miss, journaled after its upgrade.
         package let event: InspectorEvent?
+        /// A miss's line (`MissReport.line`): what the summary lists for it.
+        let missLine: String?
 
         init(
             method: String, url: String, status: Int, source: ResponseSource, milliseconds: Double,
-            event: InspectorEvent? = nil
+            event: InspectorEvent? = nil, missLine: String? = nil
         ) {
             self.method = method
             self.url = RequestJournal.bounded(url)
@@ -34,6 +36,7 @@ public final class RequestJournal: Sendable {
             self.source = source
             self.milliseconds = milliseconds
             self.event = event
+            self.missLine = missLine.map(RequestJournal.bounded)
         }
     }
 
@@ -119,11 +122,12 @@ public final class RequestJournal: Sendable {
                     state.uncounted += 1
                 }
             }
-            if entry.source == .miss && state.misses.count < 10_000
-                && state.missBytes + entry.url.utf8.count <= byteLimit / 4
-            {
-                state.misses.append("\(entry.method) \(entry.url)")
-                state.missBytes += entry.url.utf8.count
+            if entry.source == .miss {
+                let miss = entry.missLine ?? "\(entry.method) \(entry.url)"
+                if state.misses.count < 10_000 && state.missBytes + miss.utf8.count <= byteLimit / 4 {
+                    state.misses.append(miss)
+                    state.missBytes += miss.utf8.count
+                }
             }
             state.recent.append(entry)
             state.recentBytes += entry.url.utf8.count
@@ -166,7 +170,8 @@ public final class RequestJournal: Sendable {
             })
     }
 
-    /// Every missed request as `METHOD url`, in order.
+    /// Every missed request as its line (`MissReport.line`: `METHOD url LABEL: first difference (interaction
+    /// N)`), or `METHOD url` for a miss that has none, in order.
     public var misses: [String] { state.withLock { $0.misses } }
 
     /// The most recent entries, oldest first.

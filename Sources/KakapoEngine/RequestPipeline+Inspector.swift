@@ -15,7 +15,7 @@ extension RequestPipeline {
         journal.append(
             .init(
                 method: request.method.rawValue, url: url, status: answer.status, source: answer.source,
-                milliseconds: milliseconds, event: event), target: request.target)
+                milliseconds: milliseconds, event: event, missLine: answer.missLine), target: request.target)
         return url
     }
 

@@ -31,6 +31,8 @@ public final class RequestPipeline: Sendable {
     public let resources: StoreResources
     /// Positions of loaded recordings older than `configuration.maximumAge`, worked out once at start.
     let stalePositions: Set<Int>
+    /// Answers left out of the recording, by reason, for the summary.
+    package let unrecorded = UnrecordedAnswers()
     /// Stale recordings replayed so far (positions), for the summary.
     let staleReplays = Mutex<Set<Int>>([])
     /// The folder that file names in routes added through the admin API are relative to.
@@ -46,6 +48,8 @@ public final class RequestPipeline: Sendable {
     let savesForInspector = Mutex(false)
     /// Where miss reports are made, one at a time, away from the event loops.
     let missQueue = DispatchQueue(label: "kakapo.miss-report")
+    /// The miss lines of the log, rate-limited.
+    let missLog = MissLog()
 
     init(
         configuration: ProxyConfiguration, session: CassetteSession?, upstream: UpstreamClient?,

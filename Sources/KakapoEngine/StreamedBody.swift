@@ -66,6 +66,8 @@ public final class StreamedBody: Sendable {
                     case .data(let bytes): handler(.data(bytes))
                     case .end: handler(.end)
                     case .broken: handler(.broken)
+                    // In process there is no connection to hold open: the body ends where the recording stops.
+                    case .held: handler(.end)
                     // Given up by `cancel()`: whoever cancelled wants nothing more.
                     case .cancelled: break
                     }

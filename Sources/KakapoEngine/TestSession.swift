@@ -84,13 +84,16 @@ final class TestSession: Sendable {
 
     func noteReplay() { state.withLock { $0.replayed += 1 } }
 
-    /// Keeps a miss's report (`MissReport.json`) for the summary, as `{"method", "url", "nearest"}`.
-    func noteMiss(_ report: JSONValue) {
+    /// Keeps a miss's report (`MissReport.json`) for the summary, as `{"method", "url", "label", "line",
+    /// "nearest"}` (`label` only for a request that has one; `line`, `MissReport.line`, when given).
+    func noteMiss(_ report: JSONValue, line: String? = nil) {
         var entry: JSONObject = [:]
         if case .object(let request)? = report["request"] {
             entry["method"] = request["method"] ?? .null
             entry["url"] = request["url"] ?? .null
+            if let label = request["label"] { entry["label"] = label }
         }
+        if let line { entry["line"] = .string(line) }
         entry["nearest"] = report["nearest"] ?? .array([])
         state.withLock { state in
             state.missCount += 1
@@ -114,10 +117,12 @@ final class TestSession: Sendable {
         let unused = cassette.unusedPositions.compactMap { position -> JSONValue? in
             guard position < snapshot.interactions.count else { return nil }
             let request = snapshot.interactions[position].request
-            return .object([
+            var entry: JSONObject = [
                 "interaction": .number(JSONNumber(position)), "method": .string(request.method.rawValue),
                 "url": .string(cassette.redactor.redactedURL(of: request)),
-            ])
+            ]
+            if let label = RequestLabel.of(request) { entry["label"] = .string(label) }
+            return .object(entry)
         }
         var body: JSONObject = [
             "id": .string(id), "cassette": .string(name), "mode": .string(mode.rawValue), "strict": .bool(strict),

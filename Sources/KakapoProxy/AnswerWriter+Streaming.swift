@@ -40,6 +40,7 @@ extension AnswerWriter {
                 let (writer, context) = bound.value
                 switch event {
                 case .data(let bytes):
+                    writer.sentBytes &+= bytes.count
                     let written = context.writeAndFlush(
                         NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: bytes)))))
                     lastWrite.value = written
@@ -86,7 +87,9 @@ extension AnswerWriter {
             channel.closeFuture.whenComplete { _ in live.cancel() }
             live.attach(send)
         case .recorded(let chunks):
-            RecordedStreamPlayer(chunks: chunks, timing: streamTiming, breaksOff: answer.breaksOff).play(
+            RecordedStreamPlayer(
+                chunks: chunks, timing: streamTiming, breaksOff: answer.breaksOff, holdsOpen: answer.holdsOpen
+            ).play(
                 after: { nanoseconds, work in
                     if nanoseconds > 0 {
                         loop.scheduleTask(in: .nanoseconds(nanoseconds), work)
@@ -102,6 +105,11 @@ extension AnswerWriter {
                     case .broken: send(.broken)
                     // The client left: the answer is over for it too.
                     case .cancelled: send(.broken)
+                    // The recording's client left the stream here: nothing more comes and the stream is not
+                    // ended (as for that client), but the answer is out. The connection stays open until the
+                    // client leaves, or until the idle timeout closes it as it closes any quiet connection
+                    // with no answer on its way; shutdown does not wait for it.
+                    case .held: loop.execute { done() }
                     }
                 })
         case .bytes(let bytes):

@@ -21,6 +21,9 @@ final class AnswerWriter {
     let streamTiming: StreamTiming
     /// A streamed answer's head has gone out and its end has not: nothing else can be said until it has.
     var streaming = false
+    /// Bytes of streamed answers handed to the connection so far (wrapping): `SlowRequestWatch` reads it as
+    /// progress.
+    var sentBytes = 0
 
     init(replies: PreparedReplies, streamTiming: StreamTiming) {
         self.replies = replies

@@ -23,6 +23,10 @@ struct HTTPConnectionSettings: Sendable {
     var requestDeadline: TimeAmount = .seconds(60)
     /// How long an HTTP/2 connection's streams may take to finish once it closes.
     var gracePeriod: TimeAmount = .seconds(10)
+    /// Says requests in flight with no bytes either way for a while (`--slow-warning`); nil says nothing.
+    var watch: SlowRequestWatch? = nil
+    /// gRPC calls that keep their request open while they wait for answers, answered UNIMPLEMENTED.
+    var openCalls = OpenGRPCCalls()
 
     /// Adds the HTTP server handlers at the end of the pipeline: HTTP/1.1's, behind a sniffer that hands a
     /// connection starting with HTTP/2's preface to `http2` instead. Requests read through them are

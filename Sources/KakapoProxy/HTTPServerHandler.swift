@@ -15,27 +15,36 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let settings: HTTPConnectionSettings
-    private let pipeline: RequestPipeline
+    let settings: HTTPConnectionSettings
+    let pipeline: RequestPipeline
     private let timeouts: ConnectionTimeoutHandler?
     /// The origin every request on this connection is addressed to (inside a decrypted tunnel).
-    private let origin: String?
+    let origin: String?
     /// The cassette session every request on this connection belongs to (a decrypted tunnel opened by a
     /// `CONNECT` that named one); each request carries it as `X-Kakapo-Session`.
-    private let session: String?
-    private var reader: RequestReader
-    private let writer: AnswerWriter
-    private let errors: ErrorWriter
+    let session: String?
+    var reader: RequestReader
+    let writer: AnswerWriter
+    let errors: ErrorWriter
     /// Set once a `CONNECT` or a WebSocket upgrade took the connection over: nothing more is read as HTTP.
-    private var tunnelling = false
+    var tunnelling = false
     /// Whether the peer is on loopback, worked out once per connection (it needs the address as text).
     private var loopbackPeer: Bool?
     /// Requests read but not fully answered: a connection waiting for (or streaming) an answer is not idle.
-    private var answering = 0
+    var answering = 0
     /// Whether this handler serves one HTTP/2 stream (behind NIOHTTP2's translation to HTTP/1 parts).
     private let http2Stream: Bool
     /// Whether anything of the request has been read (on an HTTP/2 stream: whether its head translated).
     private var readAnything = false
+    /// The request in flight as `SlowRequestWatch` reads it (`HTTPServerHandler+Watch`).
+    var watched = WatchedRequest()
+    /// The channel, while `SlowRequestWatch` watches this handler.
+    var watchedChannel: (any Channel)?
+    /// A gRPC request watched for being left open, with its messages so far (`OpenGRPCCalls`).
+    var openCall: OpenGRPCCalls.Watch?
+    /// Set once a request was answered before its body ended: nothing more of it is read as HTTP, and an
+    /// HTTP/1.1 connection closes after the answer.
+    var discarding = false
 
     init(
         settings: HTTPConnectionSettings, timeouts: ConnectionTimeoutHandler?, origin: String?, session: String? = nil,
@@ -54,7 +63,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if tunnelling { return }
+        if tunnelling || discarding { return }
         readAnything = true
         let part = unwrapInboundIn(data)
         if http2Stream, case .head(let head) = part, head.method == .CONNECT {
@@ -68,8 +77,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 status: .methodNotAllowed, version: head.version, context: context)
             return
         }
+        watch(part, context: context)
         switch reader.read(part, context: context) {
         case nil:
+            if case .head(let head) = part { checkOpenCall(head, context: context) }
             return
         case .request(let head, let body, let reservation, let stream)?:
             respond(to: head, body: body, reservation: reservation, streaming: stream, context: context)
@@ -84,6 +95,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             ConnectTunnel(settings: settings, timeouts: timeouts, errors: errors).open(
                 head, origin: origin, context: context)
         case .refused(let head, let message, let status, let headers)?:
+            watched.phase = .idle
             errors.write(
                 message, status: status, headers: headers, version: head.version, headOnly: head.method == .HEAD,
                 context: context)
@@ -111,6 +123,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             request = addressed
         case .refused(let message, let status):
+            watched.phase = .idle
             errors.write(
                 message, status: status, version: head.version, headOnly: head.method == .HEAD, context: context)
             return
@@ -126,6 +139,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let started = NIODeadline.now()
         settings.tracker.begin()
         answering += 1
+        watched.move(to: .answer)
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         let answered: @Sendable (Answer) -> Void = { answer in
@@ -154,7 +168,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Sends the answer to a request, on the event loop, and journals the request.
-    private func finish(
+    func finish(
         _ answer: Answer, for head: HTTPRequestHead, request: HTTP.Request, started: NIODeadline,
         context: ChannelHandlerContext
     ) {
@@ -167,16 +181,20 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // before the request's body has all arrived (an upload the upstream refused or failed): the rest
         // of that body must not be read as a next request, and a client that then leaves mid-body must
         // find no exchange still open.
-        let keepAlive = head.isKeepAlive && reader.bodyStream == nil && !tunnelling
+        let keepAlive =
+            head.isKeepAlive && reader.bodyStream == nil && !tunnelling && !(discarding && head.version.major < 2)
         // Journaled before it is written: a write that completes at once ends the request's time in flight,
         // and a shutdown started by the client that just read the answer must find it in the journal (a
         // loaded CI machine once printed "0 requests" for an answered one).
         let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
         let url = pipeline.journal(request, answer, milliseconds: elapsed)
+        watched.move(to: WatchedRequest.phase(of: answer))
+        let generation = watched.generation
         writer.write(answer, for: head, keepAlive: keepAlive, context: context) { [tracker = settings.tracker] in
             // Called on the event loop once the answer is out.
             tracker.end()
             bound.value.answering -= 1
+            bound.value.watched.end(generation)
         }
         if pipeline.logger.logLevel <= .debug {
             pipeline.logger.debug(
@@ -194,6 +212,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     ) {
         settings.tracker.end()
         answering -= 1
+        watched.phase = .idle
         let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
         if case .play = webSocket, let problem = WebSocketServing.handshakeProblem(head) {
             pipeline.journal(request, .error(problem.reason, status: 400), milliseconds: elapsed)
@@ -216,12 +235,14 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // A client that leaves mid-upload: the upstream request is abandoned.
         reader.abandon()
+        unwatch(context: context)
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         // Taken out for a tunnel, or the channel is gone: a half-read body gives its bytes back.
         reader.abandon()
+        unwatch(context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -27,6 +27,8 @@ public final class ProxyServer: Sendable {
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
     private let tracker = InFlightTracker()
+    /// Says requests in flight with no bytes either way for `slowWarning` seconds; nil when that is 0.
+    private let slowRequests: SlowRequestWatch?
     private let channel = Mutex<(any Channel)?>(nil)
     private let bodyBudget: BodyBudget
     /// Recorded answers prepared for the wire, by position in the cassette.
@@ -64,6 +66,7 @@ public final class ProxyServer: Sendable {
         self.bodyBudget = BodyBudget(limit: engine.configuration.maximumBufferedBodyBytes)
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: engine.configuration.threads ?? System.coreCount)
+        self.slowRequests = SlowRequestWatch.make(seconds: engine.configuration.slowWarning, group: group)
     }
 
     /// Builds a server from the essentials: a cassette (nil for none: routes and the Store only), a mode,
@@ -130,7 +133,7 @@ public final class ProxyServer: Sendable {
             pipeline: pipeline, tracker: tracker, maximumBodyBytes: configuration.maximumRequestBodyBytes,
             limits: limits, forward: configuration.forwardProxy, tls: tls, replies: replies, bodyBudget: bodyBudget,
             http2: http2, idleTimeout: idle, requestDeadline: requestDeadline,
-            gracePeriod: .milliseconds(Int64(configuration.shutdownGracePeriod * 1000)))
+            gracePeriod: .milliseconds(Int64(configuration.shutdownGracePeriod * 1000)), watch: slowRequests)
         let listenerTLS = tls.listener
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -170,6 +173,7 @@ public final class ProxyServer: Sendable {
                 code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")
         }
         channel.withLock { $0 = bound }
+        slowRequests?.start()
         pipeline.sessions?.port.withLock { $0 = bound.localAddress?.port }
         do {
             // A shared engine was started by its owner.
@@ -196,6 +200,7 @@ public final class ProxyServer: Sendable {
         // The inspector's event streams never end by themselves: they end now, so they hold up no one.
         engine.pipeline.inspectorEvents.finishAll()
         await tracker.drained(within: .milliseconds(Int(configuration.shutdownGracePeriod * 1000)))
+        slowRequests?.stop()
         let summary = ownsEngine ? await engine.shutdown() : engine.summary()
         try? await group.shutdownGracefully()
         return summary

@@ -157,6 +157,21 @@ struct RequestReader {
         return stream
     }
 
+    /// Whether a request's head has been read and its body is being read whole (not refused, not streamed
+    /// upstream, not a `CONNECT`).
+    var isReadingBody: Bool { head != nil && !rejected && !connecting && bodyStream == nil }
+
+    /// Stops reading the request being read, to answer it before its body has ended: returns its head and
+    /// its body so far, gives back the budget they held, and drops whatever more of it arrives.
+    mutating func takeUnfinished() -> (head: HTTPRequestHead, body: [UInt8])? {
+        guard isReadingBody, let head else { return nil }
+        let bytes = body.map { Array($0.readableBytesView) } ?? []
+        rejected = true
+        self.head = nil
+        abandon()
+        return (head, bytes)
+    }
+
     /// The connection is gone, or no longer reads HTTP: a half-read body gives its bytes back, and an
     /// upload on its way upstream is abandoned.
     mutating func abandon() {

@@ -16,7 +16,7 @@ extension CassetteCommand.Show {
                 label += " \"\(message.prefix(60))\(message.count > 60 ? "…" : "")\""
             }
         } else {
-            label += ", no status"
+            label += interaction.abandoned ? ", abandoned by the client (no status)" : ", no status"
         }
         return label
     }

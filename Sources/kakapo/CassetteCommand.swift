@@ -85,6 +85,7 @@ struct CassetteCommand: ParsableCommand {
         static func stream(of interaction: Interaction) -> String {
             guard let chunks = interaction.chunks else { return "" }
             return " in \(chunks.count) chunks" + (interaction.brokenOff ? ", broken off" : "")
+                + (interaction.abandoned ? ", abandoned" : "")
         }
 
         func run() throws {

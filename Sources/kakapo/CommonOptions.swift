@@ -39,6 +39,21 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Match requests without comparing their bodies.")
     var noMatchBody = false
 
+    @Flag(
+        help:
+            "Let a recording answer whatever Range and If-Range a request sends (by default it answers only the range it was recorded for).")
+    var noMatchRange = false
+
+    @Flag(
+        help:
+            "Let a recorded 304 or 412 answer whatever validators a request sends (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since).")
+    var noMatchConditional = false
+
+    @Flag(
+        help:
+            "Do not match the request headers a recorded response's Vary names, nor require a request to accept the recorded Content-Encoding.")
+    var ignoreVary = false
+
     @Option(help: "The largest request header section accepted, in bytes (larger ones get 431).")
     var maxHeaderSize: Int = 80 << 10
 
@@ -95,6 +110,7 @@ struct CommonOptions: ParsableArguments {
     @OptionGroup var recordFilters: RecordFilterOptions
     @OptionGroup var redaction: RedactionOptions
     @OptionGroup var https: ForwardProxyOptions
+    @OptionGroup var watchdog: WatchdogOptions
 
     @Flag(name: .shortAndLong, help: "Log every request to standard error.")
     var verbose = false
@@ -182,9 +198,13 @@ struct CommonOptions: ParsableArguments {
     var redactor: Redactor { redaction.redactor }
 
     var matching: MatchOptions {
-        MatchOptions(
+        var matching = MatchOptions(
             ignoredQueryParameters: Set(ignoreQuery), ignoredBodyFields: ignoreBodyFields.compactMap(JSONPointer.init),
             matchedHeaders: matchHeaders, matchBody: !noMatchBody)
+        matching.matchRange = !noMatchRange
+        matching.matchConditional = !noMatchConditional
+        matching.matchVary = !ignoreVary
+        return matching
     }
 
     /// The proxy configuration these options describe, for `mode`, `cassette` and `upstream`.
@@ -198,6 +218,7 @@ struct CommonOptions: ParsableArguments {
         streams.apply(to: &configuration)
         grpc.apply(to: &configuration)
         recordFilters.apply(to: &configuration)
+        watchdog.apply(to: &configuration)
         configuration.maximumBufferedBodyBytes = maxBufferedBodies
         configuration.sessionDirectory = cassetteDir
         configuration.sessionTimeout = sessionTimeout

@@ -11,6 +11,10 @@ enum ExitStatus {
     /// cannot be used: every error the table does not name.
     static let invalidInput: Int32 = 3
     static let portInUse: Int32 = 4
+    /// `kakapo exec`: the command exited 0, but requests missed.
+    static let execMisses: Int32 = 5
+    /// `kakapo exec --fail-on-unused`: the command exited 0, but recordings were never used.
+    static let execUnused: Int32 = 6
 
     /// The error codes that exit with something other than `invalidInput`.
     private static let table: [ErrorCode: Int32] = [.portInUse: portInUse]
@@ -31,6 +35,7 @@ enum ExitStatus {
     /// The exit codes, for `kakapo --help`.
     static let summary = """
         Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
-        3 unreadable or invalid cassette or configuration, 4 the port is in use.
+        3 unreadable or invalid cassette or configuration, 4 the port is in use; \
+        kakapo exec: the command's status, else 5 a request missed, 6 a recording unused (--fail-on-unused).
         """
 }

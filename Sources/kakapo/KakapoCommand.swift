@@ -11,7 +11,8 @@ struct KakapoCommand: AsyncParsableCommand {
         discussion: ExitStatus.summary,
         version: KakapoVersion.current,
         subcommands: [
-            Record.self, Replay.self, Serve.self, Verify.self, CassetteCommand.self, RoutesCommand.self, CACommand.self,
+            Record.self, Replay.self, Serve.self, Exec.self, Verify.self, CassetteCommand.self, RoutesCommand.self,
+            CACommand.self,
         ]
     )
 

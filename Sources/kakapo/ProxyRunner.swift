@@ -8,7 +8,8 @@ import UnixSignals
 
 /// Runs a proxy the way the CLI contract says: one `kakapo listening on` line on standard output when
 /// ready, logs and the summary on standard error, a clean save on SIGINT or SIGTERM, and the exit codes
-/// of design section 7.
+/// of design section 7. `serve`, `record` and `replay` call `run()`; `kakapo exec` calls
+/// `serve(while:)`, which stops when its command ends rather than on a signal.
 struct ProxyRunner {
     let configuration: ProxyConfiguration
     let strict: Bool
@@ -19,8 +20,74 @@ struct ProxyRunner {
     var store: String?
     /// `--proxy`, `--intercept`, `--tls` and their CA.
     var https = ForwardProxyOptions()
+    /// Writes the `kakapo listening on` line to standard error instead of standard output: under
+    /// `kakapo exec` standard output belongs to the command.
+    var announcesOnStandardError = false
 
+    /// Where a started proxy listens, for the code that runs while it serves.
+    struct Listening: Sendable {
+        /// `http` or `https` (`--tls`).
+        let scheme: String
+        /// The host a client on this machine connects to: the listening host, loopback for a wildcard one.
+        let host: String
+        let port: Int
+        /// The CA whose certificates the proxy presents (`--proxy` tunnels, `--tls`), when it has one.
+        let authority: CertificateAuthority?
+
+        /// `scheme://HOST:PORT`.
+        var url: String { "\(scheme)://\(host):\(port)" }
+    }
+
+    /// `serve`, `record` and `replay`: serves until SIGINT or SIGTERM, then stops gracefully, prints the
+    /// summary and exits as design section 7 says (3 when the cassette could not be saved, 1 in strict mode
+    /// with misses or stale recordings).
     func run() async throws {
+        // SIGINT and SIGTERM stop the server gracefully; a second one exits at once. Trapped before the
+        // server starts, so one that comes while it starts is not lost.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let (firstSignal, firstSignalArrived) = AsyncStream<UnixSignal>.makeStream()
+        let signalWatcher = Task {
+            var seen = 0
+            for await signal in signals {
+                seen += 1
+                guard seen > 1 else {
+                    firstSignalArrived.yield(signal)
+                    continue
+                }
+                standardError("kakapo: second signal, exiting now (the cassette on disk is the last complete save)")
+                Foundation.exit(130)
+            }
+        }
+        defer { signalWatcher.cancel() }
+        let (_, summary) = try await serve { _ in
+            // Made here, after `serve` set up logging.
+            let logger = Logger(label: "kakapo")
+            var arrivals = firstSignal.makeAsyncIterator()
+            let received = await arrivals.next()
+            logger.info("received \(received.map { "\($0)" } ?? "a signal"), finishing requests in flight")
+        }
+        try Self.checkSaved(summary)
+        if strict && summary.missCount > 0 {
+            standardError("kakapo: strict mode: \(summary.missCount) request(s) missed")
+            throw ExitCode(ExitStatus.strictMisses)
+        }
+        if strict && !summary.stale.isEmpty {
+            standardError("kakapo: strict mode: \(summary.stale.count) stale recording(s) replayed")
+            throw ExitCode(ExitStatus.strictMisses)
+        }
+    }
+
+    /// Exit 3 when the final save of the cassette failed (the summary has said what is where).
+    static func checkSaved(_ summary: ProxySummary) throws {
+        if summary.saveError != nil { throw ExitCode(ExitStatus.invalidInput) }
+    }
+
+    /// Starts the proxy, announces it, runs `body` with where it listens, then stops gracefully (requests
+    /// in flight finish, the cassette is saved), prints the summary on standard error and returns
+    /// `body`'s result with the summary. A failure to start exits with the code `ExitStatus` gives it.
+    func serve<Result: Sendable>(while body: (Listening) async throws -> Result) async throws -> (
+        Result, ProxySummary
+    ) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = verbose ? .debug : .info
@@ -73,23 +140,6 @@ struct ProxyRunner {
             }
         }
         defer { watcher?.stop() }
-        // SIGINT and SIGTERM stop the server gracefully; a second one exits at once. Trapped before the
-        // server starts, so one that comes while it starts is not lost.
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        let (firstSignal, firstSignalArrived) = AsyncStream<UnixSignal>.makeStream()
-        let signalWatcher = Task {
-            var seen = 0
-            for await signal in signals {
-                seen += 1
-                guard seen > 1 else {
-                    firstSignalArrived.yield(signal)
-                    continue
-                }
-                standardError("kakapo: second signal, exiting now (the cassette on disk is the last complete save)")
-                Foundation.exit(130)
-            }
-        }
-        defer { signalWatcher.cancel() }
         let port: Int
         do {
             port = try await server.start()
@@ -103,7 +153,8 @@ struct ProxyRunner {
         }
         // Written unbuffered, so a parent process reading a pipe sees it at once.
         let scheme = https.listensWithTLS ? "https" : "http"
-        FileHandle.standardOutput.write(Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8))
+        let line = Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8)
+        (announcesOnStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(line)
         if https.http2 != nil {
             var ways = [https.listensWithTLS ? "h2 by ALPN" : "h2c with prior knowledge"]
             if https.proxy { ways.append("h2 by ALPN in decrypted tunnels") }
@@ -118,20 +169,16 @@ struct ProxyRunner {
             )
         }
 
-        var arrivals = firstSignal.makeAsyncIterator()
-        let received = await arrivals.next()
-        logger.info("received \(received.map { "\($0)" } ?? "a signal"), finishing requests in flight")
+        let result: Result
+        do {
+            result = try await body(Listening(scheme: scheme, host: urlHost, port: port, authority: authority))
+        } catch {
+            _ = await server.shutdown()
+            throw error
+        }
         let summary = await server.shutdown()
         standardError(summary.text(complete: strict))
-        if summary.saveError != nil { throw ExitCode(ExitStatus.invalidInput) }
-        if strict && summary.counts[.miss, default: 0] > 0 {
-            standardError("kakapo: strict mode: \(summary.counts[.miss, default: 0]) request(s) missed")
-            throw ExitCode(ExitStatus.strictMisses)
-        }
-        if strict && !summary.stale.isEmpty {
-            standardError("kakapo: strict mode: \(summary.stale.count) stale recording(s) replayed")
-            throw ExitCode(ExitStatus.strictMisses)
-        }
+        return (result, summary)
     }
 
     /// Logs the upstream proxies in force and where they came from. A forward proxy drops, with a warning,
@@ -162,6 +209,15 @@ struct ProxyRunner {
         configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
     }
 
+    /// The host a client on this machine connects to: the listening host, or loopback for a wildcard one.
+    private var urlHost: String {
+        switch configuration.host {
+        case "0.0.0.0", "": return "127.0.0.1"
+        case "::", "[::]": return "[::1]"
+        default: return displayHost
+        }
+    }
+
     /// The shared store named by `--store` or `KAKAPO_STORE_URL`, connected and checked; nil without one.
     private func connectStore(logger: Logger) async throws -> PostgresDocumentStore? {
         let fromEnvironment = ProcessInfo.processInfo.environment["KAKAPO_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -175,6 +231,11 @@ struct ProxyRunner {
             throw ExitStatus.failure(error, context: source)
         }
     }
+}
+
+extension ProxySummary {
+    /// Requests that matched no recording.
+    var missCount: Int { counts[.miss, default: 0] }
 }
 
 func standardError(_ text: String) {

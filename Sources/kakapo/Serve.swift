@@ -28,38 +28,56 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var upstreamOptions: UpstreamOptions
 
     var effectiveMode: ProxyMode {
-        if let mode { return mode }
-        if common.https.proxy { return cassette == nil && common.cassetteDir == nil ? .passthrough : .new }
-        return upstream == nil ? .none : .new
+        mode ?? Self.defaultMode(cassette: cassette, upstream: upstream, common: common)
     }
 
     func validate() throws {
-        // `once` is decided when the server starts (whether the cassette exists then); here it needs only
-        // a cassette.
-        if let problem = effectiveMode.problem(
-            cassette: cassette ?? common.cassetteDir, cassetteExists: effectiveMode == .once,
-            hasUpstream: upstream != nil || common.https.proxy)
-        {
-            throw ValidationError(problem)
-        }
-        if effectiveMode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy
-            && common.cassetteDir == nil
-        {
-            throw ValidationError("give --cassette FILE, --routes FILE, --cassette-dir DIR or several")
-        }
-        if effectiveMode == .none && upstream != nil {
-            throw ValidationError("--upstream has no effect with --mode none; leave one of them out")
-        }
+        try Self.check(effectiveMode, cassette: cassette, upstream: upstream, common: common)
     }
 
     func run() async throws {
         let configuration = common.configuration(
             mode: effectiveMode, cassette: cassette,
-            upstream: upstream != nil || common.https.proxy ? try upstreamOptions.configuration(for: upstream) : nil)
+            upstream: try Self.upstreamConfiguration(upstream, options: upstreamOptions, common: common))
         try await ProxyRunner(
             configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
             store: common.store, https: common.https
         ).run()
+    }
+
+    /// The mode when `--mode` is not given: new with an upstream (or a cassette behind the forward proxy),
+    /// passthrough for a forward proxy with no cassette, none otherwise. `kakapo exec` shares it.
+    static func defaultMode(cassette: String?, upstream: String?, common: CommonOptions) -> ProxyMode {
+        if common.https.proxy { return cassette == nil && common.cassetteDir == nil ? .passthrough : .new }
+        return upstream == nil ? .none : .new
+    }
+
+    /// Whether `mode` can run with what the options give it (a usage error saying why, if not).
+    static func check(_ mode: ProxyMode, cassette: String?, upstream: String?, common: CommonOptions) throws {
+        // `once` is decided when the server starts (whether the cassette exists then); here it needs only
+        // a cassette.
+        if let problem = mode.problem(
+            cassette: cassette ?? common.cassetteDir, cassetteExists: mode == .once,
+            hasUpstream: upstream != nil || common.https.proxy)
+        {
+            throw ValidationError(problem)
+        }
+        if mode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy
+            && common.cassetteDir == nil
+        {
+            throw ValidationError("give --cassette FILE, --routes FILE, --cassette-dir DIR or several")
+        }
+        if mode == .none && upstream != nil {
+            throw ValidationError("--upstream has no effect with --mode none; leave one of them out")
+        }
+    }
+
+    /// The upstream of `--upstream` or of the forward proxy (whose requests name their hosts); nil for
+    /// neither.
+    static func upstreamConfiguration(_ upstream: String?, options: UpstreamOptions, common: CommonOptions) throws
+        -> UpstreamConfiguration?
+    {
+        upstream != nil || common.https.proxy ? try options.configuration(for: upstream) : nil
     }
 }
 

@@ -16,10 +16,18 @@ struct StreamOptions: ParsableArguments {
     )
     var recordBrokenStreams = false
 
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Record a stream the client leaves before its end (it closes the connection, or cancels its gRPC call) as the chunks that had come, marked \"abandoned\", to replay that far and then hold open; on by default. With --no-record-abandoned-streams such a stream is not recorded and the log says so."
+    )
+    var recordAbandonedStreams = true
+
     /// Sets the stream options of `configuration`.
     func apply(to configuration: inout ProxyConfiguration) {
         configuration.streamTiming = streamTiming
         configuration.recordsBrokenStreams = recordBrokenStreams
+        configuration.recordsAbandonedStreams = recordAbandonedStreams
     }
 }
 

@@ -94,7 +94,9 @@ class State:
             "body": body_of('{"name":"Kea","tags":["a","b"],"nested":{"deep":{"value":12345678901234567890}}}')})
         self.add("GET", "/users/2?page=2", 404, "miss", response={
             "status": 404, "headers": [["Content-Type", "application/json"]],
-            "body": body_of('{"error":"no recorded interaction matches GET /users/2?page=2"}')},
+            "body": body_of('{"error":{"message":"kakapo: no recording matches GET /users/2?page=2: '
+                            'query parameter page: 2 here, 1 recorded (interaction 0)","type":"kakapo_miss",'
+                            '"code":"kakapo_miss"}}')},
             miss={"cassette": "api.json", "nearest": [
                 {"interaction": 0, "method": "GET", "url": f"http://127.0.0.1:{self.port}/users/1?page=1",
                  "differences": ["path: /users/2 here, /users/1 recorded", "query parameter page: 2 here, 1 recorded"],

@@ -43,7 +43,7 @@ struct ReadmeQuickStartTests {
     @Test("keeps the two commands, byte for byte, and the scripts they run exist")
     func commands() throws {
         let blocks = try Self.quickStart()
-        try #require(blocks.count == 4, "\(blocks)")
+        try #require(blocks.count >= 4, "\(blocks)")
         #expect(blocks[0] == "tools/setup.sh && swift run kakapo replay --cassette cassettes/demo.json --port 8080\n")
         #expect(blocks[1] == "tools/test.sh\n")
         for script in ["tools/setup.sh", "tools/test.sh"] {
@@ -54,7 +54,7 @@ struct ReadmeQuickStartTests {
     @Test("replays the demo cassette and answers the curl calls with the output it shows")
     func transcript() async throws {
         let blocks = try Self.quickStart()
-        try #require(blocks.count == 4, "\(blocks)")
+        try #require(blocks.count >= 4, "\(blocks)")
         let command = try #require(blocks[0].components(separatedBy: "swift run kakapo ").last)
         var arguments = command.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
         let portIndex = try #require(arguments.firstIndex(of: "--port"))

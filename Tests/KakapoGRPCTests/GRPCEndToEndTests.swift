@@ -122,12 +122,18 @@ struct GRPCEndToEndTests {
         }
         let missed = try await Self.run(#"[{"method": "SayHello", "name": "zed"}]"#, port: port, stubs: stubs)
         #expect(missed.first?.code == "NOT_FOUND")
-        #expect(missed.first?.details.contains("no recorded interaction matches") == true, "\(missed)")
-        #expect(missed.first?.details.contains("/demo.Greeter/SayHello") == true, "\(missed)")
+        // The miss line first (the method, the nearest recording and its first difference), then the report.
+        let line = "/demo.Greeter/SayHello (gRPC): body: the bodies differ (interaction 0"
+        #expect(missed.first?.details.hasPrefix("kakapo: no recording matches POST ") == true, "\(missed)")
+        #expect(missed.first?.details.contains(line) == true, "\(missed)")
+        #expect(missed.first?.details.contains("; mode none; nearest: interaction 0") == true, "\(missed)")
         let immediate = try await Self.run(
             #"[{"method": "StreamHellos", "name": "ada", "times": 5}]"#, port: port, stubs: stubs)
         replayer.send(SIGINT)
         _ = try await replayer.waitForExit()
+        // The log at the default level and the summary say the same line.
+        #expect(replayer.standardError.contains("miss: POST "), "\(replayer.standardError)")
+        #expect(replayer.standardError.contains(line), "\(replayer.standardError)")
 
         // With the recorded timing, the five messages keep their gaps (about 50 ms each).
         let timed = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])

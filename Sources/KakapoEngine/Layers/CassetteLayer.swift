@@ -50,6 +50,7 @@ enum CassetteLayer: PipelineLayer {
                 body: hit.interaction.chunks.map { .recorded($0) } ?? .bytes(response.body)),
             source: .cassette)
         answer.breaksOff = hit.interaction.brokenOff
+        answer.holdsOpen = hit.interaction.abandoned && !hit.interaction.brokenOff
         answer.trailers = response.trailers
         answer.interaction = hit.position
         if let rewritten = JSONRPCReplay.answer(answer, to: exchange.request, recorded: hit.interaction.request) {

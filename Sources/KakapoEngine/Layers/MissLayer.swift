@@ -1,4 +1,5 @@
 import Dispatch
+import KakapoCassette
 import KakapoGRPC
 import KakapoJSON
 
@@ -14,34 +15,50 @@ enum MissLayer: PipelineLayer {
     }
 
     /// The miss answer for `exchange`: the report from its cassette (with its session's id and name), or
-    /// what is missing when there is no cassette.
+    /// what is missing when there is no cassette. Its line (`MissReport.line`) goes to the log (rate-limited,
+    /// `MissLog`) and, through the answer, to the journal and the summary.
     static func miss(_ exchange: Exchange, in pipeline: RequestPipeline) -> Answer {
         var body: JSONValue
+        let line: String
         if let testSession = exchange.testSession {
-            body = testSession.cassette.missReport(for: exchange.request).json
-            testSession.noteMiss(body)
+            let report = testSession.cassette.missReport(for: exchange.request)
+            line = report.line
+            body = report.json
+            testSession.noteMiss(body, line: line)
             if case .object(var object) = body {
                 object["session"] = .string(testSession.id)
                 object["cassette"] = .string(testSession.name)
                 body = .object(object)
             }
         } else if let cassette = exchange.cassette {
-            body = cassette.missReport(for: exchange.request).json
+            let report = cassette.missReport(for: exchange.request)
+            line = report.line
+            body = report.json
         } else {
+            let method = exchange.request.method.rawValue
+            let url = pipeline.configuration.redactor.redactedURL(of: exchange.request)
+            line =
+                MissReport.head(method: method, url: url, label: RequestLabel.of(exchange.request))
+                + ": no cassette is loaded and no upstream is configured"
+            let message = MissReport.message(line)
             body = .object([
-                "error": "no cassette is loaded and no upstream is configured",
-                "request": .object([
-                    "method": .string(exchange.request.method.rawValue),
-                    "url": .string(pipeline.configuration.redactor.redactedURL(of: exchange.request)),
-                ]),
+                "error": MissReport.errorJSON(message: message),
+                "message": .string(message),
+                "request": .object(["method": .string(method), "url": .string(url)]),
             ])
         }
         if case .object(var object) = body {
             object["mode"] = .string(exchange.mode.rawValue)
             body = .object(object)
         }
-        // A gRPC client reads a status, not a JSON body: NOT_FOUND with the report as its message.
-        if GRPC.isGRPC(exchange.request) { return GRPCAnswers.miss(report: body) }
-        return Answer(response: .json(body, status: pipeline.configuration.missStatus), source: .miss)
+        pipeline.missLog.log(line, to: pipeline.logger)
+        // A gRPC client reads a status, not a JSON body: NOT_FOUND with the line (then the report) as its
+        // message.
+        var answer =
+            GRPC.isGRPC(exchange.request)
+            ? GRPCAnswers.miss(report: body)
+            : Answer(response: .json(body, status: pipeline.configuration.missStatus), source: .miss)
+        answer.missLine = line
+        return answer
     }
 }

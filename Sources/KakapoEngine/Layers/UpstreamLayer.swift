@@ -35,6 +35,8 @@ enum UpstreamLayer: PipelineLayer {
         let logger = pipeline.logger
         let redactor = pipeline.configuration.redactor
         let recordsBrokenStreams = pipeline.configuration.recordsBrokenStreams
+        let recordsAbandonedStreams = pipeline.configuration.recordsAbandonedStreams
+        let unrecorded = pipeline.unrecorded
         return .later { completion in
             var escaped = request
             // Raw bytes a URL may not hold (UTF-8 a client sent unescaped) go to libcurl, and so to the
@@ -42,6 +44,51 @@ enum UpstreamLayer: PipelineLayer {
             escaped.target = request.target.escapingRawBytes()
             let prepared = upstream.prepare(escaped)
             let started = ContinuousClock.now
+            let described: @Sendable () -> String = {
+                let url = redactor.redactedURL(of: prepared)
+                return "\(prepared.method) "
+                    + (prepared.origin == nil ? (upstream.url?.description ?? "") + url : url)
+            }
+            // An answer is recorded once, whichever comes first: its end, its break, or its client leaving.
+            let settled = Mutex(false)
+            let settles: @Sendable () -> Bool = {
+                settled.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+            }
+            // A stream the client leaves before its end is recorded as what came, marked abandoned, when it
+            // leaves (not when the upstream next sends or gives up, which a quiet stream may never do).
+            let abandoned: @Sendable (LiveResponse, HTTP.Response) -> Void = { stream, head in
+                guard let session, settles() else { return }
+                let left = "the client left the streamed answer to \(described()) before its end"
+                guard recordsAbandonedStreams else {
+                    unrecorded.note(.abandoned)
+                    logger.warning(
+                        "\(left); not recorded (--record-abandoned-streams records it as abandoned, the default)")
+                    return
+                }
+                guard stream.isKeptWhole, let chunks = stream.abandonedChunks() else {
+                    unrecorded.note(stream.isKeptWhole ? .abandonedUnrecordable : .tooLarge)
+                    let why =
+                        stream.isKeptWhole
+                        ? "an answer of announced length is recorded only whole"
+                        : "larger than \(upstream.configuration.maximumResponseBytes) bytes"
+                    logger.warning("\(left); not recorded (\(why))")
+                    return
+                }
+                var response = head
+                response.body = chunks.joinedBytes
+                // Called on the connection's event loop: handed over without waiting for the recorder.
+                session.recordWithoutWaiting(
+                    Interaction(
+                        request: prepared, response: response, recordedAt: UTCTimestamp.now(),
+                        durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1), chunks: chunks,
+                        abandoned: true),
+                    replacing: replacing)
+                logger.info(
+                    "\(left); recorded as abandoned after \(chunks.count) chunk\(chunks.count == 1 ? "" : "s")")
+            }
             // Answers that stream (server-sent events, bodies of unknown or large size) go to the client as
             // they arrive: the answer completes at their head, and the recording (timed chunks for a
             // stream, see StreamRecording; the body otherwise) is made when the stream ends. A LiveResponse
@@ -53,8 +100,13 @@ enum UpstreamLayer: PipelineLayer {
                 case .head(let head, let resumer):
                     let stream = LiveResponse(
                         recording: StreamRecording.of(head.headers, recording: session != nil), resumer: resumer,
-                        keepsPiecesForBreak: recordsBrokenStreams)
-                    live.withLock { $0 = (stream, HTTP.Response(status: head.status, headers: head.headers)) }
+                        keepsPiecesForBreak: recordsBrokenStreams || recordsAbandonedStreams)
+                    let response = HTTP.Response(status: head.status, headers: head.headers)
+                    live.withLock { $0 = (stream, response) }
+                    // A HEAD's transfer is left at its head on purpose (AnswerWriter): that is no abandoned stream.
+                    if session != nil && request.method != .head {
+                        stream.whenAbandoned { abandoned(stream, response) }
+                    }
                     var answer = Answer(
                         .response(status: head.status, headers: head.headers, body: .live(stream)), source: .upstream)
                     // Recorded when it ends whole (the inspector shows it as such from its head on).
@@ -91,11 +143,6 @@ enum UpstreamLayer: PipelineLayer {
                     case .failure: stream.finish(broken: true)
                     }
                 }
-                func described() -> String {
-                    let url = redactor.redactedURL(of: prepared)
-                    return "\(prepared.method) "
-                        + (prepared.origin == nil ? (upstream.url?.description ?? "") + url : url)
-                }
                 switch result {
                 case .success(let response):
                     var answer = Answer(response: response, source: .upstream)
@@ -103,7 +150,13 @@ enum UpstreamLayer: PipelineLayer {
                         if stream == nil { completion(answer) }
                         return
                     }
+                    guard settles() else {
+                        // Recorded as abandoned when its client left; the end reaches nobody.
+                        if let stream { stream.finish(trailers: response.trailers) } else { completion(answer) }
+                        return
+                    }
                     if stream?.isKeptWhole == false {
+                        unrecorded.note(.tooLarge)
                         logger.warning(
                             "not recorded: the answer to \(described()) is larger than \(upstream.configuration.maximumResponseBytes) bytes"
                         )
@@ -139,8 +192,14 @@ enum UpstreamLayer: PipelineLayer {
                         logger.warning("\(broke)")
                         return
                     }
+                    guard settles() else {
+                        if recordsBreak { stream.finish(broken: true) }
+                        return
+                    }
                     guard recordsBreak, stream.isKeptWhole, let chunks = stream.brokenChunks() else {
                         if recordsBreak { stream.finish(broken: true) }
+                        unrecorded.note(
+                            !stream.isKeptWhole ? .tooLarge : recordsBrokenStreams ? .brokenUnrecordable : .brokenOff)
                         logger.warning(
                             "\(broke); not recorded (\(recordsBrokenStreams ? "only a stream of unknown length that sent something is recorded broken off" : "--record-broken-streams records it with the break"))"
                         )

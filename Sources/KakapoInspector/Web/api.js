@@ -115,8 +115,10 @@ export async function getJSON(path, options = {}) {
   return body;
 }
 
-/** The message of an error body ({"error": "..."}), or a generic one naming the status. */
+/** The message of an error body ({"error": "..."}, or a miss's {"error": {"message": "..."}}), or a generic
+ * one naming the status. */
 export function errorMessage(status, body) {
   if (body && typeof body.error === 'string') return body.error;
+  if (body && typeof body.error?.message === 'string') return body.error.message;
   return `Kakapo answered ${status}`;
 }

@@ -383,7 +383,8 @@ def _miss_report(session: KakapoSession, summary: Dict[str, Any]) -> str:
         f"(mode {summary.get('mode', session.mode)}, session {session.session_id}):"
     ]
     for miss in misses[:50]:
-        lines.append(f"  {miss.get('method', '?')} {miss.get('url', '?')}")
+        # `line` (Kakapo 41+): the request with its GraphQL operation or JSON-RPC method, and why it missed.
+        lines.append(f"  {miss.get('line') or (str(miss.get('method', '?')) + ' ' + str(miss.get('url', '?')))}")
         nearest = miss.get("nearest") or []
         if not nearest:
             lines.append("    no recording is near it")
@@ -403,7 +404,9 @@ def _finish(item: pytest.Item, session: KakapoSession) -> Optional[str]:
     unused = summary.get("unused") or []
     if unused:
         text = "\n".join(
-            f"  unused: #{u.get('interaction', '?')} {u.get('method', '?')} {u.get('url', '?')}" for u in unused[:100]
+            f"  unused: #{u.get('interaction', '?')} {u.get('method', '?')} {u.get('url', '?')}"
+            + (f" {u['label']}" if u.get("label") else "")
+            for u in unused[:100]
         )
         cassette = summary.get("cassette") or session.cassette
         item.user_properties.append((_UNUSED_PROPERTY, f"{item.nodeid} ({cassette}):\n{text}"))
