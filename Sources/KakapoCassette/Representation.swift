@@ -127,11 +127,8 @@ struct Representation: Hashable, Sendable {
 
     /// Every value of `name` in `headers` as one normalised list; nil when there is none.
     static func value(of name: String, in headers: HTTP.Headers) -> String? {
-        var value: String?
-        for field in headers where field.name.caseInsensitiveEquals(name) {
-            value = value.map { $0 + "," + field.value } ?? field.value
-        }
-        return value.map(normalized)
+        let values = headers.values(for: name)
+        return values.isEmpty ? nil : normalized(values.joined(separator: ","))
     }
 
     /// A comma-separated header value with the spaces and tabs around its items taken out

@@ -13,19 +13,9 @@ struct AbandonedCodecTests {
 
     @Test("an abandoned stream is written with abandoned after its chunks and read back the same")
     func roundTrip() throws {
-        let interaction = Interaction(
-            request: HTTP.Request(method: .get, target: "/events"),
-            response: HTTP.Response(
-                status: 200, headers: ["Content-Type": "text/event-stream"], body: Self.chunks.joinedBytes),
-            recordedAt: "2026-11-28T20:00:00.000Z", durationMilliseconds: 310, chunks: Self.chunks, abandoned: true)
-        let bytes = CassetteCodec.encodeFile(Cassette(interactions: [interaction]))
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.contains("\"abandoned\": true"), "\(text)")
-        #expect(try CassetteFile.decode(bytes, file: "abandoned.json").interactions == [interaction])
-        var ended = interaction
-        ended.abandoned = false
-        let endedText = String(decoding: CassetteCodec.encodeFile(Cassette(interactions: [ended])), as: UTF8.self)
-        #expect(!endedText.contains("abandoned"))
+        try expectStreamMarkRoundTrip(
+            "abandoned", chunks: Self.chunks, recordedAt: "2026-11-28T20:00:00.000Z", durationMilliseconds: 310,
+            mark: { $0.abandoned = $1 })
     }
 
     @Test("a cancelled gRPC call keeps abandoned beside its timed messages")

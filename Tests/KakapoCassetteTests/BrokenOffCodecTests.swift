@@ -12,19 +12,9 @@ struct BrokenOffCodecTests {
 
     @Test("a broken-off stream is written with brokenOff after its chunks and read back the same")
     func roundTrip() throws {
-        let interaction = Interaction(
-            request: HTTP.Request(method: .get, target: "/events"),
-            response: HTTP.Response(
-                status: 200, headers: ["Content-Type": "text/event-stream"], body: Self.chunks.joinedBytes),
-            recordedAt: "2026-11-24T05:30:00.000Z", durationMilliseconds: 130, chunks: Self.chunks, brokenOff: true)
-        let bytes = CassetteCodec.encodeFile(Cassette(interactions: [interaction]))
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.contains("\"brokenOff\": true"), "\(text)")
-        #expect(try CassetteFile.decode(bytes, file: "broken.json").interactions == [interaction])
-        var ended = interaction
-        ended.brokenOff = false
-        let endedText = String(decoding: CassetteCodec.encodeFile(Cassette(interactions: [ended])), as: UTF8.self)
-        #expect(!endedText.contains("brokenOff"))
+        try expectStreamMarkRoundTrip(
+            "brokenOff", chunks: Self.chunks, recordedAt: "2026-11-24T05:30:00.000Z", durationMilliseconds: 130,
+            mark: { $0.brokenOff = $1 })
     }
 
     @Test("a cassette without brokenOff reads as not broken off; one misplaced or not a boolean is refused")

@@ -49,6 +49,17 @@ enum UpstreamLayer: PipelineLayer {
                 return "\(prepared.method) "
                     + (prepared.origin == nil ? (upstream.url?.description ?? "") + url : url)
             }
+            // The recording of a stream cut short (abandoned by its client, or broken off): what came, with
+            // its offsets, and the mark that says how it ended.
+            let cutShort: @Sendable (HTTP.Response, [ResponseChunk], _ abandoned: Bool) -> Interaction = {
+                head, chunks, abandoned in
+                var response = head
+                response.body = chunks.joinedBytes
+                return Interaction(
+                    request: prepared, response: response, recordedAt: UTCTimestamp.now(),
+                    durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1), chunks: chunks,
+                    brokenOff: !abandoned, abandoned: abandoned)
+            }
             // An answer is recorded once, whichever comes first: its end, its break, or its client leaving.
             let settled = Mutex(false)
             let settles: @Sendable () -> Bool = {
@@ -77,15 +88,8 @@ enum UpstreamLayer: PipelineLayer {
                     logger.warning("\(left); not recorded (\(why))")
                     return
                 }
-                var response = head
-                response.body = chunks.joinedBytes
                 // Called on the connection's event loop: handed over without waiting for the recorder.
-                session.recordWithoutWaiting(
-                    Interaction(
-                        request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                        durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1), chunks: chunks,
-                        abandoned: true),
-                    replacing: replacing)
+                session.recordWithoutWaiting(cutShort(head, chunks, true), replacing: replacing)
                 logger.info(
                     "\(left); recorded as abandoned after \(chunks.count) chunk\(chunks.count == 1 ? "" : "s")")
             }
@@ -206,15 +210,9 @@ enum UpstreamLayer: PipelineLayer {
                         return
                     }
                     logger.warning("\(broke); recorded with the break after \(chunks.count) chunks")
-                    var response = head
-                    response.body = chunks.joinedBytes
-                    session.record(
-                        Interaction(
-                            request: prepared, response: response, recordedAt: UTCTimestamp.now(),
-                            durationMilliseconds: (ContinuousClock.now - started) / .milliseconds(1), chunks: chunks,
-                            brokenOff: true),
-                        replacing: replacing
-                    ) { stream.finish(broken: true) }
+                    session.record(cutShort(head, chunks, false), replacing: replacing) {
+                        stream.finish(broken: true)
+                    }
                 case .failure(let error):
                     completion(failure(error, upstream: upstream.destination(of: prepared) ?? "none"))
                 }
