@@ -48,7 +48,8 @@ struct Representation: Hashable, Sendable {
             var names: [String] = []
             for field in response.headers where field.name.caseInsensitiveEquals("Vary") {
                 for name in Self.listItems(field.value).map({ $0.lowercased() })
-                where name != "*" && name != "accept-encoding" && !names.contains(name) && !redactor.isSecretHeader(name)
+                where name != "*" && name != "accept-encoding" && !names.contains(name)
+                    && !redactor.isSecretHeader(name)
                     && names.count < Self.variedLimit
                 {
                     names.append(name)
@@ -115,7 +116,9 @@ struct Representation: Hashable, Sendable {
         }
         for header in varied {
             let here = Self.value(of: header.name, in: request.headers)
-            if here != header.value { differences.append((header.name, here, header.value, "the response varies by it")) }
+            if here != header.value {
+                differences.append((header.name, here, header.value, "the response varies by it"))
+            }
         }
         let accepted = request.headers["Accept-Encoding"]
         if let coding = codings.first(where: { !Self.accepts(accepted, $0) }) {

@@ -41,17 +41,20 @@ struct CommonOptions: ParsableArguments {
 
     @Flag(
         help:
-            "Let a recording answer whatever Range and If-Range a request sends (by default it answers only the range it was recorded for).")
+            "Let a recording answer whatever Range and If-Range a request sends (by default it answers only the range it was recorded for)."
+    )
     var noMatchRange = false
 
     @Flag(
         help:
-            "Let a recorded 304 or 412 answer whatever validators a request sends (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since).")
+            "Let a recorded 304 or 412 answer whatever validators a request sends (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since)."
+    )
     var noMatchConditional = false
 
     @Flag(
         help:
-            "Do not match the request headers a recorded response's Vary names, nor require a request to accept the recorded Content-Encoding.")
+            "Do not match the request headers a recorded response's Vary names, nor require a request to accept the recorded Content-Encoding."
+    )
     var ignoreVary = false
 
     @Option(help: "The largest request header section accepted, in bytes (larger ones get 431).")

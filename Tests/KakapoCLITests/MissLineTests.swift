@@ -100,8 +100,10 @@ struct MissLineTests {
 
         // An SDK-shaped client shows the line, not just "Error code: 404".
         let sdk = try await KakapoProcess.run(
-            ["-c", Self.sdkClient, "http://127.0.0.1:\(port)/graphql",
-             Self.graphQL(Self.getUser, variables: #"{"id":"7"}"#)],
+            [
+                "-c", Self.sdkClient, "http://127.0.0.1:\(port)/graphql",
+                Self.graphQL(Self.getUser, variables: #"{"id":"7"}"#),
+            ],
             executable: Self.python)
         #expect(sdk.status == 0, "\(sdk.error)")
         #expect(sdk.output.contains("Error code: 404 - kakapo: no recording matches " + line), "\(sdk.output)")

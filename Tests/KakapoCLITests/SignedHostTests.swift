@@ -119,7 +119,8 @@ struct SignedHostTests {
         let lines = try await Self.send(
             connect: address, host: address, ["GET:/public:none", "GET:/public/2:none"] + Self.signed + Self.signed)
         #expect(lines.prefix(2) == ["GET /public 200 public /public", "GET /public/2 200 public /public/2"])
-        #expect(lines.dropFirst(2).allSatisfy { $0.contains(" 403 ") && $0.contains("SignatureDoesNotMatch") }, "\(lines)")
+        #expect(
+            lines.dropFirst(2).allSatisfy { $0.contains(" 403 ") && $0.contains("SignatureDoesNotMatch") }, "\(lines)")
         #expect(lines.count == 2 + 2 * Self.signed.count)
         kakapo.send(SIGINT)
         #expect(try await kakapo.waitForExit() == 0)

@@ -12,7 +12,8 @@ struct RepresentationMatchingTests {
         _ request: HTTP.Request, status: Int = 200, headers: [(String, String)] = [], body: String = "x"
     ) -> Interaction {
         Interaction(
-            request: request, response: HTTP.Response(status: status, headers: HTTP.Headers(headers), body: Array(body.utf8)),
+            request: request,
+            response: HTTP.Response(status: status, headers: HTTP.Headers(headers), body: Array(body.utf8)),
             recordedAt: "", durationMilliseconds: 0)
     }
 

@@ -221,7 +221,8 @@ struct ClientTests {
         endpoint.path = "/users/7"
         endpoint.validation = .successCodes
         await #expect(throws: ClientError.self) { _ = try await fromCassette.request(endpoint) }
-        #expect(await kakapo.shutdown().misses == ["GET /users/7: path: /users/7 here, /users/1 recorded (interaction 1)"])
+        #expect(
+            await kakapo.shutdown().misses == ["GET /users/7: path: /users/7 here, /users/1 recorded (interaction 1)"])
     }
 
     @Test("middleware runs prepare, willSend, didReceive and process in order; process may change the result")

@@ -70,7 +70,10 @@ struct PipelineTests {
         #expect(nearest["url"]?.stringValue == "/search?q=kakapo&page=2&tag=a&tag=b")
         #expect(nearest["differences"]?.arrayValue == [.string("query parameter page: 3 here, 2 recorded")])
         let summary = await player.stop()
-        #expect(summary.misses == ["GET /search?q=kakapo&page=3&tag=a&tag=b: query parameter page: 3 here, 2 recorded (interaction 0)"])
+        #expect(
+            summary.misses == [
+                "GET /search?q=kakapo&page=3&tag=a&tag=b: query parameter page: 3 here, 2 recorded (interaction 0)"
+            ])
     }
 
     @Test("an unreachable upstream answers 502 with a JSON reason, records nothing, and the server keeps serving")

@@ -79,7 +79,10 @@ struct InProcessTests {
         await socket.shutdown()
         let replaySummary = await replayer.shutdown()
         #expect(replaySummary.counts[.cassette] == 4)
-        #expect(replaySummary.misses == ["GET /users/2: path: /users/2 here, /users/1 recorded (interaction 0, and 1 more difference)"])
+        #expect(
+            replaySummary.misses == [
+                "GET /users/2: path: /users/2 here, /users/1 recorded (interaction 0, and 1 more difference)"
+            ])
     }
 
     @Test("an upload from a stream is read whole, and a 302 takes URLSession to the new location")
