@@ -24,7 +24,9 @@ struct Representation: Hashable, Sendable {
     /// The headers `Vary` names (but `Accept-Encoding`, see `codings`, and secret headers), by name.
     let varied: [Header]
     /// The content-codings (lowercased) a request must accept: those of the response that the recorded
-    /// request accepted. One it did not ask for was sent regardless, and replays as it was recorded.
+    /// request accepted, when Kakapo cannot decode the body for a client that does not (br, zstd, or
+    /// codings stacked). One the recorded request did not ask for was sent regardless, and replays as it
+    /// was recorded.
     let codings: [String]
     /// The recorded request's `Accept-Encoding`, for the miss report.
     let recordedAcceptEncoding: String?
@@ -56,7 +58,9 @@ struct Representation: Hashable, Sendable {
                 }
             }
             varied = names.sorted().map { Header(name: $0, value: Self.value(of: $0, in: headers)) }
-            if let encoding = response.headers["Content-Encoding"] {
+            // One coding Kakapo decodes (gzip, deflate) is no miss: a client that does not accept it gets
+            // the body decoded (ContentCoding.identityResponse).
+            if let encoding = response.headers["Content-Encoding"], ContentCoding(header: encoding) == nil {
                 let accepted = headers["Accept-Encoding"]
                 codings = Self.listItems(encoding).prefix(Self.variedLimit).map { $0.lowercased() }.filter {
                     $0 != "identity" && Self.accepts(accepted, $0)

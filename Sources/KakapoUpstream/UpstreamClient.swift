@@ -20,6 +20,8 @@ public final class UpstreamClient: Sendable {
     /// One transfer loop per core; requests are spread over them in turn.
     private let loops: [CurlMultiLoop]
     private let next = Atomic<Int>(0)
+    /// Whether `hostSignatureWarning(for:)` has given its one warning.
+    private let warnedOfHostSignature = Atomic<Bool>(false)
 
     /// Creates a client. An empty base URL makes a forwarding-only client; throws `invalidURL` when the
     /// base URL is not `http(s)://host[:port][/prefix]` or `h2c://...`, and `tlsFailure` when the
@@ -62,18 +64,31 @@ public final class UpstreamClient: Sendable {
     }
 
     /// The request as it will go upstream: hop-by-hop headers dropped (but `TE: trailers`, which gRPC
-    /// servers require), `Host` set to the upstream's authority. This is also what a recording stores.
+    /// servers require), `Host` set to the upstream's authority (the client's kept with `preservesHost`).
+    /// This is also what a recording stores.
     public func prepare(_ request: HTTP.Request) -> HTTP.Request {
         var prepared = request
         var headers = HopByHopHeaders.removing(fromRequest: request.headers)
         if let origin = request.origin {
             headers.replaceOrAdd(name: "Host", value: RequestOrigin.authority(of: origin))
-        } else if let url {
+        } else if let url, !(configuration.preservesHost && headers.contains("Host")) {
             headers.replaceOrAdd(name: "Host", value: url.authority)
         }
         headers.remove(name: "Proxy-Authorization")
         prepared.headers = headers
         return prepared
+    }
+
+    /// The warning (`HostSignature.warning`) for a request, not yet prepared, that is signed over a `Host`
+    /// this client is about to replace with the base URL's; given once per client, nil after and for every
+    /// other request.
+    public func hostSignatureWarning(for request: HTTP.Request) -> String? {
+        guard request.origin == nil, let url, !configuration.preservesHost,
+            !warnedOfHostSignature.load(ordering: .relaxed),
+            let warning = HostSignature.warning(for: request, upstreamHost: url.authority),
+            !warnedOfHostSignature.exchange(true, ordering: .relaxed)
+        else { return nil }
+        return warning
     }
 
     /// Sends a prepared request and calls `completion` on a transfer loop's thread. `onStream`, when

@@ -26,6 +26,10 @@ public struct UpstreamConfiguration: Sendable {
     /// reads `http_proxy`, `https_proxy` and `no_proxy` when the client is made, unless
     /// `ignoresProxyEnvironment`. libcurl never reads the environment itself.
     public var proxies: UpstreamProxies?
+    /// Sends the client's `Host` to the base URL unchanged (`--preserve-host`) instead of the upstream's
+    /// authority: for requests signed over `Host` (AWS SigV4, Google Cloud Storage V4) by a client that
+    /// signs for Kakapo's address. A request without `Host` still gets the upstream's.
+    public var preservesHost: Bool = false
     /// With `proxies` nil, goes direct instead of reading the proxy variables of the environment. A forward
     /// proxy embedded without the CLI sets it: its clients' environment usually points at the proxy itself.
     public var ignoresProxyEnvironment: Bool = false

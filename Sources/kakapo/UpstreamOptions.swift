@@ -40,6 +40,12 @@ struct UpstreamOptions: ParsableArguments {
     @Flag(help: "Ignore HTTPS_PROXY, HTTP_PROXY and NO_PROXY in the environment: reach upstreams directly.")
     var ignoreEnvProxy = false
 
+    @Flag(
+        help:
+            "Send the client's Host header to --upstream unchanged instead of the upstream's host: for requests signed over Host (AWS SigV4, presigned S3 URLs, Google Cloud Storage) by a client that signs for Kakapo's address."
+    )
+    var preserveHost = false
+
     /// The longest `--connect-timeout`: an hour, in seconds.
     static let largestConnectTimeout = 3_600.0
 
@@ -105,6 +111,7 @@ struct UpstreamOptions: ParsableArguments {
             baseURL: url ?? "", connectTimeout: connectTimeout, timeout: timeout, insecure: insecure,
             maximumConcurrentRequests: upstreamConcurrency)
         configuration.additionalCAFile = upstreamCA
+        configuration.preservesHost = preserveHost
         do {
             configuration.proxies = try proxies(environment: ProcessInfo.processInfo.environment)
         } catch {

@@ -138,7 +138,11 @@ struct HARCommandTests {
                     }
                     #expect(body == item.body, "\(item.path) compressed: \(compressed)")
                     if cassette == "shop.json" { #expect(answer.coding == nil, "\(item.path)") }
-                    if cassette == "api.json" && !compressed { #expect(answer.coding == "deflate", "\(item.path)") }
+                    // The recorded deflate goes to a client that accepts it; one that does not gets the body
+                    // decoded, with its own Content-Length (curl fails on a wrong one).
+                    if cassette == "api.json" {
+                        #expect(answer.coding == (compressed ? "deflate" : nil), "\(item.path)")
+                    }
                 }
             }
             server.send(SIGINT)

@@ -175,6 +175,34 @@ struct RepresentationMatchingTests {
         #expect(index.play(Self.get("/page")) == 0)
     }
 
+    @Test("a gzip or deflate recording answers a client that does not accept it, decoded")
+    func decodableCodingIsDecoded() throws {
+        let text = Array(String(repeating: "kakapo ", count: 40).utf8)
+        for coding in ContentCoding.allCases {
+            let recorded = Self.get("/page", [("Accept-Encoding", "gzip, deflate")])
+            let response = HTTP.Response(
+                status: 200,
+                headers: ["Content-Encoding": coding.rawValue, "Content-Length": "\(coding.encode(text).count)"],
+                body: coding.encode(text))
+            var index = Self.index([
+                Interaction(request: recorded, response: response, recordedAt: "", durationMilliseconds: 0)
+            ])
+            let plain = Self.get("/page")
+            #expect(index.play(plain) == 0, "\(coding)")
+            let identity = try #require(ContentCoding.identityResponse(response, for: plain, recorded: recorded))
+            #expect(identity.body == text)
+            #expect(identity.headers["Content-Encoding"] == nil)
+            #expect(identity.headers["Content-Length"] == "\(text.count)")
+            // A client that accepts the coding, and one the server sent it to unasked, get the recorded bytes.
+            #expect(ContentCoding.identityResponse(response, for: recorded, recorded: recorded) == nil)
+            #expect(ContentCoding.identityResponse(response, for: plain, recorded: plain) == nil)
+            #expect(
+                ContentCoding.identityResponse(
+                    response, for: Self.get("/page", [("Accept-Encoding", "\(coding.rawValue);q=0")]),
+                    recorded: recorded) != nil)
+        }
+    }
+
     @Test("a HEAD is still answered from the GET recording")
     func headFromGet() {
         var index = Self.index([

@@ -43,7 +43,16 @@ enum CassetteLayer: PipelineLayer {
             }
             return .now(Answer(.webSocket(.play(play)), source: .cassette))
         }
-        let response = hit.interaction.response
+        var response = hit.interaction.response
+        var decoded = false
+        if hit.interaction.chunks == nil,
+            let identity = ContentCoding.identityResponse(
+                response, for: exchange.request, recorded: hit.interaction.request)
+        {
+            // A client that does not accept the recorded gzip or deflate gets the body decoded.
+            response = identity
+            decoded = true
+        }
         var answer = Answer(
             .response(
                 status: response.status, headers: response.headers,
@@ -59,7 +68,8 @@ enum CassetteLayer: PipelineLayer {
             return .now(rewritten)
         }
         // Only the server's own cassette: a session's positions are its own, and sessions come and go.
-        if exchange.testSession == nil { answer.replay = hit.position }
+        // A decoded answer is not the recorded bytes, which the transport keeps prepared by position.
+        if exchange.testSession == nil, !decoded { answer.replay = hit.position }
         return .now(answer)
     }
 

@@ -42,6 +42,7 @@ enum UpstreamLayer: PipelineLayer {
             // Raw bytes a URL may not hold (UTF-8 a client sent unescaped) go to libcurl, and so to the
             // recording, escaped with upper-case hex (RFC 3986 2.1); escapes the client wrote stay as written.
             escaped.target = request.target.escapingRawBytes()
+            if let warning = upstream.hostSignatureWarning(for: escaped) { logger.warning("\(warning)") }
             let prepared = upstream.prepare(escaped)
             let started = ContinuousClock.now
             let described: @Sendable () -> String = {

@@ -62,7 +62,7 @@ def test_requests():
     result.stdout.fnmatch_lines(
         [
             "*Kakapo: 1 request(s) missed cassette*test_requests.json (mode none*",
-            "*GET http://127.0.0.1:*/users/9",
+            "*GET http://127.0.0.1:*/users/9: path: /users/9 here, /users/1 recorded (interaction 0)",
             "*nearest: #0 GET http://127.0.0.1:*/users/1",
             "*path: /users/9 here, /users/1 recorded*",
         ]
