@@ -135,6 +135,8 @@ struct WebSocketSessionTests {
         let misses = summary.json["misses"] as? [[String: Any]] ?? []
         #expect(misses.count == 1, "\(summary.json)")
         #expect(misses.first?["url"] as? String == "/chat", "\(summary.json)")
+        let line = misses.first?["line"] as? String ?? ""
+        #expect(line.hasPrefix("GET /chat: WebSocket miss: ") && line.contains("hello"), "\(summary.json)")
         #expect(summary.json["strict"] as? Bool == true)
         await proxy.stop()
     }

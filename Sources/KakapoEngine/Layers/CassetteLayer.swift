@@ -37,8 +37,10 @@ enum CassetteLayer: PipelineLayer {
                 // The session's summary lists a message miss as it lists a request that missed.
                 let method = exchange.request.method.rawValue
                 let url = pipeline.configuration.redactor.redactedURL(of: exchange.request)
-                play.onMiss = { _ in
-                    testSession.noteMiss(["request": ["method": .string(method), "url": .string(url)], "nearest": []])
+                play.onMiss = { description in
+                    testSession.noteMiss(
+                        ["request": ["method": .string(method), "url": .string(url)], "nearest": []],
+                        line: "\(method) \(url): WebSocket miss: \(description)")
                 }
             }
             return .now(Answer(.webSocket(.play(play)), source: .cassette))
