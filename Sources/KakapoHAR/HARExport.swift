@@ -8,7 +8,7 @@ import KakapoJSON
 /// decoded bodies as text (base64 when not UTF-8) with the wire's `Content-Encoding` kept and the
 /// compression noted, timings from the recording. Two fields of Kakapo's own (HAR allows `_` names):
 /// `_chunks` on a streamed response keeps its pieces and their offsets (with `"_brokenOff": true` when the
-/// upstream broke the stream off after them), and `"_encoded": true` on a
+/// upstream broke the stream off after them, `"_abandoned": true` when its client left), and `"_encoded": true` on a
 /// `content` marks a body kept as the wire's bytes because Kakapo cannot decode its coding (br, zstd).
 /// An upgrade with a WebSocket conversation is written as Chrome writes one (`HARWebSocket`): a `ws:` or
 /// `wss:` URL, `"_resourceType": "websocket"` and `_webSocketMessages`, with Kakapo's `_webSocketClose`.
@@ -109,6 +109,7 @@ public enum HARExport {
                     return .object(object)
                 })
             if interaction.brokenOff { responseObject["_brokenOff"] = true }
+            if interaction.abandoned { responseObject["_abandoned"] = true }
         }
         let milliseconds = JSONValue.number(JSONNumber(interaction.durationMilliseconds))
         var entry: JSONObject = [

@@ -5,7 +5,7 @@ import KakapoJSON
 
 /// Reads HAR 1.2 (what browsers' devtools, mitmproxy, Charles, Proxyman and Polly.js write) into a cassette:
 /// entries in order, text and base64 bodies, missing optional fields tolerated, pages and `_`-prefixed
-/// extensions ignored but Kakapo's own `_chunks` (and `_brokenOff`) and Chrome's `_webSocketMessages` (with
+/// extensions ignored but Kakapo's own `_chunks` (and `_brokenOff`, `_abandoned`) and Chrome's `_webSocketMessages` (with
 /// Kakapo's `_webSocketClose`, `HARWebSocket`), HTTP/2 pseudo-headers dropped. Bodies are made to agree
 /// with their `Content-Encoding` as `HARResponseContent` says, and the report tells what that changed.
 public enum HARImport {
@@ -91,7 +91,8 @@ public enum HARImport {
                 origin: RequestOrigin.make(scheme: scheme, host: host, port: components.port)),
             response: HTTP.Response(status: status, headers: content.headers, body: content.body),
             recordedAt: try entry.optional("startedDateTime")?.string() ?? "",
-            durationMilliseconds: max(0, milliseconds), chunks: content.chunks, brokenOff: content.brokenOff)
+            durationMilliseconds: max(0, milliseconds), chunks: content.chunks, brokenOff: content.brokenOff,
+            abandoned: content.abandoned)
         interaction.webSocket = try HARWebSocket.read(
             entry, status: status, headers: responseHeaders, start: interaction.recordedDate, report: &report)
         return interaction

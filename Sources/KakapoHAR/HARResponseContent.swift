@@ -18,6 +18,8 @@ enum HARResponseContent {
         var chunks: [ResponseChunk]?
         /// `"_brokenOff": true` beside `_chunks` that are taken: the stream broke off after them.
         var brokenOff = false
+        /// `"_abandoned": true` beside `_chunks` that are taken: the client left after them.
+        var abandoned = false
     }
 
     static func read(_ response: HARImport.Node, headers: HTTP.Headers, report: inout HARImportReport) throws
@@ -37,6 +39,9 @@ enum HARResponseContent {
                 result.chunks = chunks
                 if let marked = response.optional("_brokenOff"), case .bool(true) = marked.value {
                     result.brokenOff = true
+                }
+                if let marked = response.optional("_abandoned"), case .bool(true) = marked.value {
+                    result.abandoned = true
                 }
                 return result
             }
