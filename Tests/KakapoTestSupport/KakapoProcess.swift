@@ -93,7 +93,10 @@ public final class KakapoProcess: Sendable {
         while process.isRunning {
             if ContinuousClock.now > deadline {
                 process.terminate()
-                throw Failure(description: "kakapo did not exit within \(timeout)")
+                // What it said last tells a hang at shutdown (no "received SIGINT") from a slow save.
+                throw Failure(
+                    description: "kakapo did not exit within \(timeout); its standard error ends: "
+                        + String(standardError.suffix(3000)))
             }
             try await Task.sleep(for: .milliseconds(10))
         }
