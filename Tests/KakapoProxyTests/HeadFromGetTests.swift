@@ -81,6 +81,38 @@ struct HeadFromGetTests {
         #expect(summary.text.contains("replayed 3, missed 0"), "\(summary.text)")
     }
 
+    @Test("a HEAD from a gzip GET recording states the length the GET would send the same client")
+    func headFromEncodedGet() async throws {
+        let text = Array(String(repeating: "kakapo ", count: 50).utf8)
+        let upstream = try await TestUpstream.start { _ in
+            .response(
+                HTTP.Response(
+                    status: 200, headers: ["Content-Type": "text/plain", "Content-Encoding": "gzip"],
+                    body: ContentCoding.gzip.encode(text)))
+        }
+        let cassette = try Fixtures.temporaryDirectory() + "/gzip.json"
+        let recorder = try await ProxyHarness.recording(upstream, cassette: cassette)
+        let recorded = try await recorder.client.send(.get, "/page", headers: ["Accept-Encoding": "gzip"])
+        #expect(recorded.status == 200 && recorded.headers["Content-Encoding"] == "gzip")
+        await recorder.stop()
+        await upstream.stop()
+
+        let replay = try await ProxyHarness.replaying(cassette)
+        // curl without --compressed accepts no coding: the GET is decoded, and the HEAD says so.
+        let get = try await Self.curl(port: replay.port, "/page", head: false)
+        #expect(get.headers["content-encoding"] == nil && get.body == String(decoding: text, as: UTF8.self))
+        #expect(get.headers["content-length"] == "\(text.count)", "\(get.headers)")
+        let head = try await Self.curl(port: replay.port, "/page", head: true)
+        #expect(head.headers["x-kakapo-source"] == "cassette-head", "\(head)")
+        #expect(head.headers["content-encoding"] == nil, "\(head)")
+        #expect(head.headers["content-length"] == "\(text.count)", "\(head)")
+        // A client that accepts gzip gets the recorded head.
+        let encoded = try await CurlCall.run(["--head", "--compressed", "http://127.0.0.1:\(replay.port)/page"])
+        #expect(encoded.headers["content-encoding"] == "gzip", "\(encoded)")
+        #expect(encoded.headers["content-length"] != "\(text.count)", "\(encoded)")
+        _ = await replay.stop()
+    }
+
     @Test(
         "a HEAD marks its GET recording used without taking it from the next GET; in once mode it misses after the last"
     )

@@ -1,5 +1,6 @@
 import Foundation
 import KakapoCassette
+import KakapoHTTP
 
 /// Recorded interactions, in the modes that replay: a hit is answered as recorded (a `HEAD` from a `GET`
 /// recording with its head only; a JSON-RPC answer with the ids of the live request, `JSONRPCReplay`); a
@@ -18,7 +19,7 @@ enum CassetteLayer: PipelineLayer {
         }
         if hit.interaction.request.method != exchange.request.method {
             // A HEAD answered from a GET recording (InteractionIndex.play).
-            var head = headAnswer(from: hit.interaction)
+            var head = headAnswer(from: hit.interaction, for: exchange.request)
             head.interaction = hit.position
             return .now(head)
         }
@@ -75,11 +76,17 @@ enum CassetteLayer: PipelineLayer {
         return .now(answer)
     }
 
-    /// The answer to a `HEAD` from a `GET` recording: its status and headers, with the `Content-Length` the
-    /// `GET` replay states (the recorded one, else the body's), and no body; a recorded stream keeps no
-    /// length, as its `GET` replay has none.
-    static func headAnswer(from interaction: Interaction) -> Answer {
+    /// The answer to `request`, a `HEAD`, from a `GET` recording: its status and headers, with the
+    /// `Content-Length` the `GET` replay would state to the same client (the recorded one, else the body's;
+    /// the decoded body's for a client that does not accept the recorded gzip or deflate), and no body; a
+    /// recorded stream keeps no length, as its `GET` replay has none.
+    static func headAnswer(from interaction: Interaction, for request: HTTP.Request) -> Answer {
         var response = interaction.response
+        if interaction.chunks == nil,
+            let identity = ContentCoding.identityResponse(response, for: request, recorded: interaction.request)
+        {
+            response = identity
+        }
         let status = response.status
         if interaction.chunks == nil, !response.headers.announcesEventStream, response.headers["Content-Length"] == nil,
             status >= 200, status != 204, status != 304
