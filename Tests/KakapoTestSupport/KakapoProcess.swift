@@ -8,6 +8,8 @@ public final class KakapoProcess: Sendable {
     }
 
     private let process: ChildProcess
+    /// The program's name, for failures.
+    private let executableName: String
     private let output = NIOLockedValueBox<[UInt8]>([])
     private let errors = NIOLockedValueBox<[UInt8]>([])
 
@@ -34,6 +36,7 @@ public final class KakapoProcess: Sendable {
     public init(_ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary) throws {
         let output = self.output
         let errors = self.errors
+        executableName = URL(fileURLWithPath: executable).lastPathComponent
         process = try ChildProcess(
             executable: executable, arguments: arguments, directory: directory,
             onOutput: { bytes in output.withLockedValue { $0.append(contentsOf: bytes) } },
@@ -95,7 +98,7 @@ public final class KakapoProcess: Sendable {
                 process.terminate()
                 // What it said last tells a hang at shutdown (no "received SIGINT") from a slow save.
                 throw Failure(
-                    description: "kakapo did not exit within \(timeout); its standard error ends: "
+                    description: "\(executableName) did not exit within \(timeout); its standard error ends: "
                         + String(standardError.suffix(3000)))
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -114,12 +117,14 @@ public final class KakapoProcess: Sendable {
         return process.terminationStatus
     }
 
-    /// Runs `kakapo` to completion and returns its status, standard output and standard error.
+    /// Runs `kakapo` (or `executable`) to completion, failing after `timeout`, and returns its status,
+    /// standard output and standard error.
     public static func run(
-        _ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary
+        _ arguments: [String], directory: String? = nil, executable: String = KakapoProcess.binary,
+        timeout: Duration = .seconds(30)
     ) async throws -> (status: Int32, output: String, error: String) {
         let process = try KakapoProcess(arguments, directory: directory, executable: executable)
-        let status = try await process.waitForExit()
+        let status = try await process.waitForExit(timeout: timeout)
         return (status, process.standardOutput, process.standardError)
     }
 }
