@@ -122,10 +122,9 @@ extension HTTPServerHandler: SlowRequestWatch.Watched {
     }
 
     /// Answers the request being read UNIMPLEMENTED with `message` before its body has ended, journals it and
-    /// logs it (once per method). The rest of the request is read and dropped: an HTTP/2 stream ends when the
-    /// client ends (or cancels) its side, as gRPC clients do once they have the status (closing it would
-    /// reset it with CANCEL, which a client may read before the status); an HTTP/1.1 connection closes after
-    /// the answer.
+    /// logs it (once per method). The rest of the request is read and dropped: an HTTP/2 stream is reset
+    /// after the answer with NO_ERROR, "stop sending" (`HTTP2StreamAbort`; a CANCEL there was sometimes read
+    /// by grpcio before the status); an HTTP/1.1 connection closes after the answer.
     func refuseOpenCall(_ message: String, context: ChannelHandlerContext) {
         guard let (head, body) = reader.takeUnfinished() else { return }
         openCall = nil

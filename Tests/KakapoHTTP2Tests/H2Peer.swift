@@ -176,6 +176,15 @@ enum H2Peer {
                 for number in range(101):
                     send(headers(encoder, 1 + 2 * number, "POST", "/echo", port, end=False,
                                  extra=[("content-length", "10")]))
+            elif case == "open-grpc":
+                # A gRPC call that sends one message and keeps its request open, as a watch does: read until the
+                # stream is reset (the answer's trailers come before).
+                message = b"\x0a\x05watch"
+                send(settings() + headers(encoder, 1, "POST", "/shapes.Shapes/Echo", port, end=False,
+                                           extra=[("content-type", "application/grpc"), ("te", "trailers")]))
+                send(frame(0, 0, 1, b"\x00" + struct.pack(">I", len(message)) + message))
+                print(json.dumps(read_all(sock, 15, lambda r: "1" in r["rst"] or r["closed"])))
+                return
             elif case == "large-body":
                 # A body over --max-body-size (the 2nd argument after the port), sent without waiting.
                 size = int(sys.argv[3])

@@ -83,6 +83,25 @@ struct StreamLifecycleHTTP2Tests {
         try await upstream.stop()
     }
 
+    @Test(
+        "a whole answer sent while the request is still open is followed by RST_STREAM NO_ERROR, not CANCEL (which grpcio could read before the status)"
+    )
+    func answerBeforeRequestEndIsResetNoError() async throws {
+        let (routes, _, _) = try ListenerHTTP2Tests.fixtures()
+        let server = try KakapoProcess(["serve", "--routes", routes, "--port", "0"])
+        let port = try await server.waitUntilListening()
+        for _ in 0..<3 {
+            let outcome = try await H2Peer.run(["open-grpc"], port: port)
+            let stream = outcome.streams[1]
+            #expect(stream?.status == 200, "\(outcome.raw.prefix(600))")
+            #expect(stream?.headers.contains { $0 == ("grpc-status", "12") } == true, "\(outcome.raw.prefix(600))")
+            // RFC 9113 8.1: "stop sending, without error".
+            #expect(outcome.resets[1] == 0, "\(outcome.raw.prefix(600))")
+        }
+        server.send(SIGINT)
+        #expect(try await server.waitForExit() == 0, "\(server.standardError)")
+    }
+
     /// Runs a case of the peer script; it prints one JSON object.
     static func peer(_ arguments: [String]) async throws -> [String: Any] {
         let script = try Fixtures.temporaryDirectory() + "/h2ends.py"
