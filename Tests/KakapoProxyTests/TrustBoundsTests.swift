@@ -31,10 +31,12 @@ struct TrustBoundsTests {
         return try await ProxyHarness.start(ProxyConfiguration(mode: .passthrough, upstream: configuration))
     }
 
-    /// How long an ordinary request through `proxy` takes to be answered "small" (nil: not within 5 s).
+    /// How long an ordinary request through `proxy` takes to be answered "small" (nil: not within 30 s). Held
+    /// back, it would wait for ever (every transfer slot taken); the bound the tests put on it (20 s) only
+    /// tells that from a loaded machine's delay, the latency itself is the soak benchmark's to measure.
     static func ordinaryRequest(_ proxy: ProxyHarness) -> Duration? {
         let started = ContinuousClock.now
-        guard let connection = try? RawConnection(port: proxy.port, timeout: 5) else { return nil }
+        guard let connection = try? RawConnection(port: proxy.port, timeout: 30) else { return nil }
         connection.send("GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let answer = connection.receive { $0.hasSuffix("small") }
         return answer.text.hasSuffix("small") ? ContinuousClock.now - started : nil
@@ -53,7 +55,7 @@ struct TrustBoundsTests {
         // Every stalled transfer has started and filled its client's socket and window.
         try await Task.sleep(for: .seconds(2))
         let elapsed = Self.ordinaryRequest(proxy)
-        #expect(elapsed != nil && elapsed! < .seconds(4), "answered after \(String(describing: elapsed))")
+        #expect(elapsed != nil && elapsed! < .seconds(20), "answered after \(String(describing: elapsed))")
         for connection in stalled { connection.closeNow() }
         await proxy.stop()
         await upstream.stop()
@@ -71,7 +73,7 @@ struct TrustBoundsTests {
         }
         try await Task.sleep(for: .seconds(1))
         let elapsed = Self.ordinaryRequest(proxy)
-        #expect(elapsed != nil && elapsed! < .seconds(4), "answered after \(String(describing: elapsed))")
+        #expect(elapsed != nil && elapsed! < .seconds(20), "answered after \(String(describing: elapsed))")
         // The uploads end and are answered before their connections close: a debug build of NIO asserts
         // when a connection closes mid-request while an answer to it is on its way.
         for connection in stalled { connection.send("0\r\n\r\n") }
@@ -120,7 +122,7 @@ struct TrustBoundsTests {
             let open = try Self.connections(to: upstream.port)
             #expect(open <= 4 * min(max(1, ProcessInfo.processInfo.activeProcessorCount), 8), "\(open) connections")
             let elapsed = Self.ordinaryRequest(proxy)
-            #expect(elapsed != nil && elapsed! < .seconds(4), "answered after \(String(describing: elapsed))")
+            #expect(elapsed != nil && elapsed! < .seconds(20), "answered after \(String(describing: elapsed))")
             for connection in stalled { connection.closeNow() }
             await proxy.stop()
             await upstream.stop()
