@@ -53,6 +53,11 @@ let package = Package(
         .target(name: "KakapoJSON"),
         .target(name: "KakapoJSONCompatibility", dependencies: ["KakapoJSON"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // brotli and zstd, the other content codings browsers and HTTP clients ask for: decoded so that what
+        // they carry is redacted, matched and shown (issue 42), and encoded again on replay.
+        .systemLibrary(
+            name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
         // GraphQL operations read from requests, for cassette matching and routes conditions alike.
         .target(name: "KakapoGraphQL", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         // Protocol Buffers read and written through a descriptor set (`--proto-descriptor`): the wire format,
@@ -61,7 +66,8 @@ let package = Package(
         // gRPC messages: length-prefixed framing, status and trailers, the miss answer, JSON messages.
         .target(name: "KakapoGRPC", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoProtobuf"]),
         .target(
-            name: "KakapoCassette", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoGraphQL", "KakapoGRPC", "CZlib"]),
+            name: "KakapoCassette",
+            dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoGraphQL", "KakapoGRPC", "CZlib", "CBrotli", "CZstd"]),
         .target(name: "KakapoRouter", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStore", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         .target(name: "KakapoStubs", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter", "KakapoGraphQL"]),

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Installs what building Kakapo needs beyond the Swift toolchain: the development files of libcurl and
-# zlib, and pkg-config; and the curl command, which the HTTPS tests use as their client. Does nothing
+# Installs what building Kakapo needs beyond the Swift toolchain: the development files of libcurl, zlib,
+# brotli and zstd, and pkg-config; and the curl command, which the HTTPS tests use as their client. Does nothing
 # when they are already there.
 set -euo pipefail
 
 # The Python environment of pytest-kakapo's tests (clients/python): a venv in the git-ignored .build with
 # pytest, pytest-xdist, requests, httpx, the MCP SDK (mcp, for the MCP replay test), websockets (a
-# permessage-deflate peer for the WebSocket tests) and the plugin itself (editable). Skipped when it already holds them for this pyproject.toml.
+# permessage-deflate peer for the WebSocket tests), brotli and zstandard (the reference encoders of the br and
+# zstd upstream, and requests' own br decoding) and the plugin itself (editable). Skipped when it already holds them for this pyproject.toml.
 venv="$(cd "$(dirname "$0")/.." && pwd)/.build/python-venv"
 stamp="$venv/kakapo-pyproject.sha256"
 want=$( (sha256sum || shasum -a 256) <"$(dirname "$0")/../clients/python/pyproject.toml" | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import pytest, xdist, requests, httpx, pytest_kakapo, mcp, websockets' 2>/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import pytest, xdist, requests, httpx, pytest_kakapo, mcp, websockets, brotli, zstandard' 2>/dev/null; then
     echo "tools/setup.sh: making the Python venv of the pytest-kakapo tests in $venv" >&2
     if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
         if command -v apt-get >/dev/null 2>&1; then
@@ -19,27 +20,30 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'impo
     fi
     mkdir -p "$(dirname "$venv")"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx 'mcp>=2.3,<3' 'websockets>=13,<17'
+    "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist requests httpx 'mcp>=2.3,<3' 'websockets>=13,<17' \
+        brotli zstandard
     "$venv/bin/pip" install -q --disable-pip-version-check -e "$(dirname "$0")/../clients/python"
     echo "$want" >"$stamp"
 fi
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib && command -v curl >/dev/null 2>&1; then
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl zlib libbrotlidec libbrotlienc libzstd \
+    && command -v curl >/dev/null 2>&1; then
     exit 0
 fi
 if command -v apt-get >/dev/null 2>&1; then
     sudo=""
     if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-    echo "tools/setup.sh: installing libcurl4-openssl-dev, zlib1g-dev, pkg-config and curl with apt-get" >&2
+    echo "tools/setup.sh: installing libcurl4-openssl-dev, zlib1g-dev, libbrotli-dev, libzstd-dev, pkg-config and curl with apt-get" >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev zlib1g-dev pkg-config curl >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev \
+        pkg-config curl >/dev/null
 elif command -v brew >/dev/null 2>&1; then
     echo "tools/setup.sh: installing curl and pkg-config with Homebrew" >&2
-    brew install curl zlib pkg-config
+    brew install curl zlib brotli zstd pkg-config
 else
-    echo "tools/setup.sh: install libcurl and zlib (with headers) and pkg-config" >&2
+    echo "tools/setup.sh: install libcurl, zlib, brotli and zstd (with headers) and pkg-config" >&2
     exit 1
 fi
-pkg-config --exists libcurl zlib || {
-    echo "tools/setup.sh: pkg-config still cannot find libcurl and zlib" >&2
+pkg-config --exists libcurl zlib libbrotlidec libbrotlienc libzstd || {
+    echo "tools/setup.sh: pkg-config still cannot find libcurl, zlib, brotli and zstd" >&2
     exit 1
 }

@@ -9,7 +9,8 @@ import KakapoJSON
 /// - `{"text": "..."}` for other UTF-8 text;
 /// - `{"base64": "..."}` for binary data.
 ///
-/// A gzip or deflate body is stored decoded, with `"encoding": "gzip"`, and encoded again when loaded.
+/// A gzip, deflate, br or zstd body is stored decoded, with `"encoding": "gzip"` (or the others), and encoded
+/// again when loaded.
 /// One that decodes to more than `ContentCoding.maximumDecodedBytes` is stored as sent (base64) with
 /// `"undecoded"` saying why, and replays byte for byte. An empty body is not stored at all.
 enum BodyCoding {

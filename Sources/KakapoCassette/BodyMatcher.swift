@@ -94,7 +94,11 @@ enum ComparableBody: Sendable {
                 }.filter { !matching.ignoredQueryParameters.contains($0.name) }.sorted())
             return
         }
-        if lowered.hasPrefix("multipart/"), let parts = MultipartPart.parse(body, contentType: contentType) {
+        if lowered.hasPrefix("multipart/"),
+            let parts = MultipartPart.parse(
+                redactor.byShape || redactor.allowlist != nil
+                    ? redactor.multipartForMatching(body, contentType: contentType) : body, contentType: contentType)
+        {
             self = .multipart(parts)
             return
         }
@@ -110,7 +114,22 @@ enum ComparableBody: Sendable {
             self = .json(json)
             return
         }
+        if redactor.byShape, !Redactor.isText(lowered), !GRPC.isGRPC(contentType: lowered) {
+            // Binary: compared as recording masked it (credential shapes at their own length).
+            self = .bytes(redactor.binaryForMatching(body))
+            return
+        }
+        if Self.isXMLRequest(lowered, body, redactor: redactor) {
+            // Compared as recording wrote it: secret elements and values replaced, the rest byte for byte.
+            self = .bytes(redactor.xmlForMatching(body))
+            return
+        }
         self = .bytes(body)
+    }
+
+    private static func isXMLRequest(_ contentType: String, _ body: [UInt8], redactor: Redactor) -> Bool {
+        (redactor.byShape || redactor.allowlist != nil) && Redactor.isXML(contentType: contentType, body)
+            && CredentialValues.mightHoldCredential(body)
     }
 
     /// The places of a recorded body that hold the redaction placeholder: the live request has the real

@@ -2,7 +2,7 @@ import KakapoHTTP
 
 extension ContentCoding {
     /// The recorded `response` as its server would have sent it to `request`, a request that does not
-    /// accept the response's content-coding (gzip or deflate) where the `recorded` request did: the body
+    /// accept the response's content-coding (gzip, deflate, br or zstd) where the `recorded` request did: the body
     /// decoded, no `Content-Encoding`, and a recorded `Content-Length` set to the decoded length. Nil when
     /// the response replays as recorded: it is not in one coding Kakapo decodes, the client accepts that
     /// coding, the recorded request did not ask for it (the server sent it regardless), or the bytes do not

@@ -1,11 +1,17 @@
+import CBrotli
 import CZlib
+import CZstd
 import KakapoHTTP
 
-/// The `Content-Encoding`s a cassette stores decoded and re-encodes on replay: gzip and deflate
-/// (zlib, with raw deflate accepted when decoding). Others (br, zstd) are stored as the wire bytes.
+/// The `Content-Encoding`s a cassette stores decoded and re-encodes on replay: gzip and deflate (zlib, with
+/// raw deflate accepted when decoding), br (brotli) and zstd (Zstandard), through the system libraries. Others,
+/// and stacked codings (`gzip, br`), are stored as the wire bytes, and `cassette lint` lists them as not
+/// inspected.
 public enum ContentCoding: String, Sendable, CaseIterable {
     case gzip
     case deflate
+    case br
+    case zstd
 
     /// The coding named by a `Content-Encoding` value, if it is a single one Kakapo can handle.
     public init?(header: String?) {
@@ -14,6 +20,8 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         switch name {
         case "gzip", "x-gzip": self = .gzip
         case "deflate": self = .deflate
+        case "br": self = .br
+        case "zstd": self = .zstd
         default: return nil
         }
     }
@@ -49,12 +57,20 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         decoding(bytes, limit: ContentCoding.maximumDecodedBytes, keeping: false) == .tooLarge
     }
 
+    /// Whether `bytes` are valid in this coding and decode to at most `maximumDecodedBytes`, found without
+    /// keeping what they decode to.
+    public func decodesWithinLimit(_ bytes: [UInt8]) -> Bool {
+        decoding(bytes, limit: ContentCoding.maximumDecodedBytes, keeping: false) == .decoded([])
+    }
+
     private func decoding(_ bytes: [UInt8], limit: Int, keeping: Bool) -> Decoding {
         switch self {
         case .gzip: return Zlib.inflate(bytes, windowBits: 15 + 16, limit: limit, keeping: keeping)
         case .deflate:
             let zlib = Zlib.inflate(bytes, windowBits: 15, limit: limit, keeping: keeping)
             return zlib == .invalid ? Zlib.inflate(bytes, windowBits: -15, limit: limit, keeping: keeping) : zlib
+        case .br: return Brotli.decode(bytes, limit: limit, keeping: keeping)
+        case .zstd: return Zstd.decode(bytes, limit: limit, keeping: keeping)
         }
     }
 
@@ -63,6 +79,8 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         switch self {
         case .gzip: return Zlib.deflate(bytes, windowBits: 15 + 16)
         case .deflate: return Zlib.deflate(bytes, windowBits: 15)
+        case .br: return Brotli.encode(bytes)
+        case .zstd: return Zstd.encode(bytes)
         }
     }
 }

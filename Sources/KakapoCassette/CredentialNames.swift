@@ -15,11 +15,14 @@
 ///   `expires_in`, `password_hint`, `oauth_signature_method`, `session_count`, `auth_url`,
 ///   `client_assertion_type`.
 /// - Pagination tokens are not secrets: `page_token`, `nextPageToken`, `NextToken`,
-///   `continuation_token`, `syncToken`.
+///   `continuation_token`, `syncToken`; nor are correlation ids the client chooses and the server echoes:
+///   MCP's `progressToken`, `idempotency_token`, `trace_token` (and `state`, `nonce`,
+///   `requestId`, `Idempotency-Key`, `X-Request-Id`, which no rule takes for credentials).
 ///
 /// CORS headers (`Access-Control-Allow-Credentials`), MCP's `Mcp-Session-Id` (a routing id the server hands
 /// out and a replayed client must get back) and, in JSON, ids (`sessionId`, `api_key_id`) are not
-/// credentials either. `auth` is a word of its own, so `author` is not a credential; `tokens` is a count (`max_tokens`), not
+/// credentials either. The short names of card and identity secrets are words too (`pass`, `pin`, `cvv`,
+/// `ssn`, `hmac`). `auth` is a word of its own, so `author` is not a credential; `tokens` is a count (`max_tokens`), not
 /// a token. The exact name `code` is the OAuth authorization code in query strings and form bodies only
 /// (in JSON it is an error code).
 enum CredentialNames {
@@ -54,11 +57,38 @@ enum CredentialNames {
                 continue
             }
             if isCredentialWord(word) {
-                if let previous, paginationWords.contains(previous), word.hasSuffix("token") { continue }
+                if let previous, paginationWords.contains(previous) || correlationWords.contains(previous),
+                    word.hasSuffix("token")
+                {
+                    continue
+                }
                 return true
             }
         }
         return false
+    }
+
+    /// Whether a member inside a credential-named one (`{"auth": {"bearer": ...}}`) is not itself secret:
+    /// what describes the credential (`type`, `expires_in`, `scope`), an id, or who it belongs to (`user`,
+    /// `username`, `email`).
+    static func describesCredential(_ name: String) -> Bool {
+        let words = words(of: name)
+        guard let last = words.last else { return true }
+        return describingWords.contains(last) || ownerWords.contains(last) || last == "id" || last == "ids"
+    }
+
+    /// Words that name whose a credential is, or label it, rather than hold it.
+    private static let ownerWords: Set<String> = [
+        "user", "username", "login", "email", "name", "account", "owner", "subject", "issuer", "audience", "realm",
+        "region", "host", "domain", "tenant", "label", "description", "title", "comment", "note",
+    ]
+
+    /// Whether a member's credential-named value holds credentials in its members (`auth`, `credentials`,
+    /// `secrets`), as opposed to naming a record about one (`session`, `cookie`).
+    static func holdsCredentials(_ name: String) -> Bool {
+        guard isCredential(name, in: .json) else { return false }
+        let words = words(of: name)
+        return !words.contains { $0 == "session" || $0 == "sessions" || $0 == "cookie" || $0 == "csrf" }
     }
 
     /// Lowercased words: `X-Goog-Api-Key` is `x goog api key`, `clientSecret` is `client secret`,
@@ -105,7 +135,8 @@ enum CredentialNames {
     private static let credentialWords: Set<String> = [
         "token", "secret", "secrets", "password", "passwords", "passwd", "passphrase", "passcode", "pwd", "signature",
         "sig", "credential", "credentials", "session", "assertion", "auth", "authorization", "authentication",
-        "cookie", "csrf", "xsrf", "jwt", "otp", "totp", "sessionid", "apikey",
+        "cookie", "csrf", "xsrf", "jwt", "otp", "totp", "sessionid", "apikey", "pass", "pin", "cvv", "cvc", "cvv2",
+        "ssn", "hmac",
     ]
 
     /// Run-together words that end in one of these are credentials (`accesstoken`, `clientsecret`,
@@ -125,6 +156,11 @@ enum CredentialNames {
     private static let paginationWords: Set<String> = [
         "page", "next", "nextpage", "prev", "previous", "continuation", "sync", "resume", "cursor", "pagination",
     ]
+
+    /// Words before `token` that make it a correlation id the client chose and the server echoes (MCP's
+    /// `progressToken`, an idempotency token): not a credential, and a replay that wrote the placeholder in
+    /// its place would break the protocol.
+    private static let correlationWords: Set<String> = ["progress", "idempotency", "correlation", "trace"]
 
     /// Last words that describe a credential without holding it.
     private static let describingWords: Set<String> = [

@@ -78,6 +78,20 @@ public struct CredentialScanner: Sendable {
         return (pointer, components)
     }
 
+    /// The bodies redaction could not read (`Redactor.uninspected`), each with the path to it in the file.
+    public func uninspected(_ cassette: Cassette) -> [Finding] {
+        var findings: [Finding] = []
+        for (position, interaction) in cassette.interactions.enumerated() {
+            for item in redactor.uninspected(in: interaction) {
+                findings.append(
+                    Finding(
+                        path: [.key("interactions"), .index(position), .key(item.side), .key("body")],
+                        message: "the \(item.side) body was not inspected: \(item.reason)"))
+            }
+        }
+        return findings
+    }
+
     static func hasBearerToken(_ text: String) -> Bool {
         var rest = Substring(text)
         while let range = rest.range(of: "Bearer ") {

@@ -9,8 +9,15 @@ import Foundation
 /// - credential-named members of JSON that is not parsed (`"access_token": "..."` in a stream's chunk);
 /// - credential-named parameters inside URLs in text (`?X-Amz-Signature=...`, `&access_token=...`,
 ///   `?code=...` in a `Location`), named by the rules of `CredentialNames`;
-/// - well-known token prefixes: GitHub (`ghp_`, `github_pat_`), Slack (`xoxb-`), Stripe (`sk_live_`)
-///   and Google API keys (`AIza`).
+/// - well-known token prefixes: GitHub (`ghp_`, `github_pat_`), GitLab (`glpat-`), Slack (`xoxb-`, any
+///   `xox?-`, `xapp-`), Stripe (`sk_live_`, `rk_live_`), npm (`npm_`), OpenAI and Anthropic (`sk-proj-`,
+///   `sk-ant-`, `sk-` and 32 more), Google API keys (`AIza`) and OAuth access tokens (`ya29.`);
+/// - AWS Signature Version 4 (`AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=<hex>`) in any
+///   header or text: everything after the scheme;
+/// - the password of a URL's userinfo (`https://user:SECRET@host`, `postgres://u:SECRET@h/db`);
+/// - PEM private key blocks (`-----BEGIN ... PRIVATE KEY-----` to its `END` line): the base64 between;
+/// - payment card numbers: 15 or 16 digits (groups of 4 separated by a space or `-` too) with a card
+///   network's prefix that pass the Luhn check.
 ///
 /// Only the secret itself is a span: `Bearer [REDACTED]` keeps its scheme, a URL keeps its path.
 enum CredentialValues {
@@ -74,7 +81,7 @@ enum CredentialValues {
         case UInt8(ascii: "e") where !isBase64URL(previous):
             return jwt(at: index, in: bytes)
         case UInt8(ascii: "A") where !isAlphanumeric(previous):
-            return awsKeyID(at: index, in: bytes) ?? prefixed(at: index, in: bytes)
+            return awsKeyID(at: index, in: bytes) ?? sigV4(at: index, in: bytes) ?? prefixed(at: index, in: bytes)
         case UInt8(ascii: "B"), UInt8(ascii: "b"):
             guard !isLetter(previous) else { return nil }
             return bearer(at: index, in: bytes) ?? basic(at: index, in: bytes)
@@ -82,11 +89,112 @@ enum CredentialValues {
             return parameter(at: index, in: bytes)
         case UInt8(ascii: "\""):
             return member(at: index, in: bytes)
-        case UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "s"), UInt8(ascii: "r"):
+        case UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "n"),
+            UInt8(ascii: "y"):
             return isAlphanumeric(previous) ? nil : prefixed(at: index, in: bytes)
+        case UInt8(ascii: ":"):
+            return userinfoPassword(at: index, in: bytes)
+        case UInt8(ascii: "-"):
+            return privateKey(at: index, in: bytes)
+        case UInt8(ascii: "2")...UInt8(ascii: "6") where !isAlphanumeric(previous) && previous != UInt8(ascii: "."):
+            return cardNumber(at: index, in: bytes)
         default:
             return nil
         }
+    }
+
+    /// `AWS4-HMAC-SHA256 Credential=AKIA.../20261129/us-east-1/s3/aws4_request, SignedHeaders=..., Signature=...`:
+    /// everything after the scheme, to the end of the value (a quote, a line end).
+    private static func sigV4(at index: Int, in bytes: [UInt8]) -> Span? {
+        guard hasPrefix("AWS4-HMAC-SHA256 ", at: index, in: bytes) else { return nil }
+        let start = run(from: index + 17, in: bytes) { $0 == 0x20 }
+        let end = run(from: start, in: bytes) { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") }
+        guard end - start >= 16 else { return nil }
+        return Span(range: start..<end, kind: "SigV4 signature")
+    }
+
+    /// The password of a URL's userinfo, found at the `:` of `scheme://`: `https://user:SECRET@host/path`.
+    private static func userinfoPassword(at index: Int, in bytes: [UInt8]) -> Span? {
+        guard index > 0, isLetter(bytes[index - 1]), hasPrefix("://", at: index, in: bytes) else { return nil }
+        let start = index + 3
+        // The authority, up to where a path, query or the text around the URL starts.
+        let end = run(from: start, in: bytes) { !authorityEnds.contains($0) && $0 > 0x20 && $0 < 0x7F }
+        guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
+            let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
+        else { return nil }
+        return Span(range: (colon + 1)..<at, kind: "URL password")
+    }
+
+    private static let authorityEnds: Set<UInt8> = Set("/?#\"'<>\\ ,;()[]{}`".utf8)
+
+    /// A PEM private key block: its base64 body, between the `BEGIN ... PRIVATE KEY-----` line and the `END`
+    /// line (to the end of the text when the block is cut short).
+    private static func privateKey(at index: Int, in bytes: [UInt8]) -> Span? {
+        guard hasPrefix("-----BEGIN ", at: index, in: bytes) else { return nil }
+        let labelEnd = run(from: index + 11, in: bytes) { ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x20 }
+        // `PRIVATE KEY`, `RSA PRIVATE KEY`, `OPENSSH PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`, ...
+        let label = bytes[(index + 11)..<labelEnd]
+        guard label.count <= 40, label.count >= 11, label.suffix(11).elementsEqual("PRIVATE KEY".utf8),
+            hasPrefix("-----", at: labelEnd, in: bytes)
+        else { return nil }
+        let start = labelEnd + 5
+        let limit = min(bytes.count, start + (1 << 16))
+        var end = limit
+        if let found = Redactor.firstOccurrence(of: Array("-----END ".utf8), in: Array(bytes[start..<limit]), from: 0) {
+            end = start + found
+        }
+        guard end > start else { return nil }
+        return Span(range: start..<end, kind: "private key")
+    }
+
+    /// A payment card number: 15 or 16 digits, in one run or in groups separated by one space or `-`, with the
+    /// prefix of a card network (Visa 4, Mastercard 51-55 and 2221-2720, American Express 34 and 37, Discover
+    /// 6011, 644-649 and 65), passing the Luhn check, and no digit or letter right after.
+    private static func cardNumber(at index: Int, in bytes: [UInt8]) -> Span? {
+        var digits: [UInt8] = []
+        var end = index
+        while end < bytes.count, digits.count <= 16 {
+            let byte = bytes[end]
+            if isDigit(byte) {
+                digits.append(byte - 0x30)
+                end += 1
+            } else if (byte == 0x20 || byte == 0x2D), end + 1 < bytes.count, isDigit(bytes[end + 1]),
+                digits.count % 4 == 0, !digits.isEmpty
+            {
+                end += 1
+            } else {
+                break
+            }
+        }
+        guard digits.count == 15 || digits.count == 16, end == bytes.count || !isAlphanumeric(bytes[end]) else {
+            return nil
+        }
+        let prefix2 = Int(digits[0]) * 10 + Int(digits[1])
+        let prefix4 = prefix2 * 100 + Int(digits[2]) * 10 + Int(digits[3])
+        let network: Bool
+        switch digits.count {
+        case 15: network = prefix2 == 34 || prefix2 == 37
+        default:
+            network =
+                digits[0] == 4 || (51...55).contains(prefix2) || (2221...2720).contains(prefix4) || prefix4 == 6011
+                || (644...649).contains(prefix4 / 10) || prefix2 == 65
+        }
+        guard network, luhn(digits) else { return nil }
+        return Span(range: index..<end, kind: "payment card number")
+    }
+
+    /// The Luhn checksum (ISO/IEC 7812) holds for `digits`.
+    static func luhn(_ digits: [UInt8]) -> Bool {
+        var sum = 0
+        for (offset, digit) in digits.reversed().enumerated() {
+            var value = Int(digit)
+            if offset % 2 == 1 {
+                value *= 2
+                if value > 9 { value -= 9 }
+            }
+            sum += value
+        }
+        return sum % 10 == 0
     }
 
     private static func jwt(at index: Int, in bytes: [UInt8]) -> Span? {
@@ -162,9 +270,14 @@ enum CredentialValues {
     private static func prefixed(at index: Int, in bytes: [UInt8]) -> Span? {
         for (prefix, minimum, kind) in tokenPrefixes where hasPrefix(prefix, at: index, in: bytes) {
             let end = run(from: index + prefix.utf8.count, in: bytes) {
-                isAlphanumeric($0) || $0 == 0x5F || $0 == 0x2D
+                isAlphanumeric($0) || $0 == 0x5F || $0 == 0x2D || ($0 == 0x2E && prefix == "ya29.")
             }
-            if end - index - prefix.utf8.count >= minimum { return Span(range: index..<end, kind: kind) }
+            // A token is random: it has a digit (`sk-a-long-article-slug-with-words` is no key).
+            if end - index - prefix.utf8.count >= minimum,
+                bytes[(index + prefix.utf8.count)..<end].contains(where: isDigit)
+            {
+                return Span(range: index..<end, kind: kind)
+            }
         }
         return nil
     }
@@ -173,7 +286,10 @@ enum CredentialValues {
         ("ghp_", 20, "GitHub token"), ("gho_", 20, "GitHub token"), ("ghu_", 20, "GitHub token"),
         ("ghs_", 20, "GitHub token"), ("ghr_", 20, "GitHub token"), ("github_pat_", 20, "GitHub token"),
         ("xoxb-", 10, "Slack token"), ("xoxp-", 10, "Slack token"), ("xoxa-", 10, "Slack token"),
-        ("xoxs-", 10, "Slack token"), ("sk_live_", 10, "Stripe key"), ("rk_live_", 10, "Stripe key"),
+        ("xoxs-", 10, "Slack token"), ("xoxe-", 10, "Slack token"), ("xoxr-", 10, "Slack token"),
+        ("xapp-", 10, "Slack token"), ("glpat-", 20, "GitLab token"), ("sk_live_", 10, "Stripe key"),
+        ("rk_live_", 10, "Stripe key"), ("sk-proj-", 20, "OpenAI key"), ("sk-ant-", 20, "Anthropic key"),
+        ("sk-", 32, "API key"), ("npm_", 30, "npm token"), ("ya29.", 20, "Google OAuth token"),
         ("AIza", 30, "Google API key"),
     ]
 
@@ -189,14 +305,49 @@ enum CredentialValues {
     }
 
     private static func mightHoldCredential(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var digits = 0
         for index in buffer.indices {
-            let byte = buffer[index] | 0x20
+            let raw = buffer[index]
+            if raw &- 0x30 < 10 {
+                // A long run of digits may be a card number (its groups' separators do not end the run).
+                digits += 1
+                if digits >= 13 { return true }
+                continue
+            }
+            if raw != 0x20 && raw != 0x2D { digits = 0 }
+            if raw == UInt8(ascii: ":") {
+                // `scheme://user:password@`: a URL with userinfo.
+                if index + 2 < buffer.count, buffer[index + 1] == 0x2F, buffer[index + 2] == 0x2F,
+                    hasUserinfo(buffer, from: index + 3)
+                {
+                    return true
+                }
+                continue
+            }
+            let byte = raw | 0x20
             guard byte >= 0x61, byte <= 0x7A else { continue }
             for stem in stemsByFirstLetter[Int(byte - 0x61)] where index + stem.count <= buffer.count {
                 var offset = 1
-                while offset < stem.count && buffer[index + offset] | 0x20 == stem[offset] { offset += 1 }
+                // Letters compared without case; other bytes (`_`, `.`, digits) as they are.
+                while offset < stem.count && lowercased(buffer[index + offset]) == stem[offset] { offset += 1 }
                 if offset == stem.count { return true }
             }
+        }
+        return false
+    }
+
+    /// An ASCII letter in lower case; any other byte as it is (`_ | 0x20` would be DEL, not `_`).
+    @inline(__always)
+    private static func lowercased(_ byte: UInt8) -> UInt8 { byte &- 0x41 < 26 ? byte | 0x20 : byte }
+
+    /// Whether the authority starting at `start` has a `@` (userinfo) before it ends.
+    private static func hasUserinfo(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        var index = start
+        while index < buffer.count, index - start < 256 {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: "@") { return true }
+            if byte <= 0x20 || byte >= 0x7F || authorityEnds.contains(byte) { return false }
+            index += 1
         }
         return false
     }
@@ -205,7 +356,8 @@ enum CredentialValues {
     private static let stemsByFirstLetter: [[[UInt8]]] = {
         let stems = [
             "tok", "secret", "pass", "pwd", "sig", "cred", "sess", "auth", "assert", "cookie", "csrf", "xsrf", "jwt",
-            "otp", "key", "code", "eyj", "akia", "asia", "bearer", "basic", "gh", "xox", "sk_", "rk_", "aiza",
+            "otp", "key", "code", "eyj", "akia", "asia", "bearer", "basic", "gh", "glpat", "xox", "xapp", "sk_", "rk_",
+            "sk-", "aiza", "npm_", "ya29", "aws4", "pin", "cvv", "cvc", "ssn", "hmac",
         ]
         var table = [[[UInt8]]](repeating: [], count: 26)
         for stem in stems { table[Int(stem.utf8.first! - 0x61)].append(Array(stem.utf8)) }

@@ -20,8 +20,9 @@ extension Redactor {
         var isEmpty: Bool { secrets.isEmpty }
 
         /// `bytes` with every occurrence of a secret replaced by the placeholder (leftmost first, the longest
-        /// secret where several start at the same byte); `count` grows by the number replaced.
-        func replace(in bytes: [UInt8], count: inout Int) -> [UInt8] {
+        /// secret where several start at the same byte); `count` grows by the number replaced. With `sameLength`
+        /// (binary bytes, whose framing counts lengths) each is masked at its own length (`Redactor.mask`).
+        func replace(in bytes: [UInt8], count: inout Int, sameLength: Bool = false) -> [UInt8] {
             guard !secrets.isEmpty else { return bytes }
             var output: [UInt8]?
             bytes.withUnsafeBufferPointer { buffer in
@@ -48,7 +49,7 @@ extension Redactor {
                         output?.reserveCapacity(buffer.count)
                     }
                     output?.append(contentsOf: buffer[copied..<index])
-                    output?.append(contentsOf: Self.placeholder)
+                    output?.append(contentsOf: sameLength ? Redactor.mask(count: length) : Self.placeholder)
                     count += 1
                     index += length
                     copied = index

@@ -26,7 +26,15 @@ extension Redactor {
         guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return values }
         for message in conversation.messages where message.from == .client {
             guard values.count < Self.largestMessageSecretCount else { break }
-            guard case .text(let text) = message.payload else { continue }
+            guard case .text(let text) = message.payload else {
+                if byShape, case .binary(let bytes) = message.payload {
+                    for value in Self.binarySecrets(in: bytes) where value.utf8.count >= 6 {
+                        guard values.count < Self.largestMessageSecretCount else { break }
+                        values.insert(value)
+                    }
+                }
+                continue
+            }
             let bytes = Array(text.utf8)
             guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(bytes) else {
                 continue
@@ -75,7 +83,9 @@ extension Redactor {
                 // stays valid UTF-8.
                 if rewritten != bytes { clean.payload = .text(String(decoding: rewritten, as: UTF8.self)) }
             case .binary(let bytes):
-                let rewritten = search.replace(in: bytes, count: &echoes)
+                // Masked at the same length: a binary message's own framing (MQTT, protobuf) counts bytes.
+                let masked = maskBinary(bytes, noting: &redacted) ?? bytes
+                let rewritten = search.replace(in: masked, count: &echoes, sameLength: true)
                 if rewritten != bytes { clean.payload = .binary(rewritten) }
             }
             messages.append(clean)
@@ -127,6 +137,16 @@ extension Redactor {
         var count = 0
         if !secrets.isEmpty { bytes = Self.replace(secrets, in: bytes, count: &count) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A live client binary message as replay compares it with a recorded one that recording masked: its
+    /// credential shapes, and the secrets of the live handshake `request`, masked at their own length.
+    package func clientBinaryForMatching(_ live: [UInt8], handshake request: HTTP.Request) -> [UInt8] {
+        let secrets = self.secrets(
+            in: Interaction(
+                request: request, response: HTTP.Response(status: 101), recordedAt: "", durationMilliseconds: 0)
+        )
+        return binaryForMatching(live, echoing: secrets)
     }
 }
 

@@ -184,8 +184,9 @@ public struct Redactor: Hashable, Sendable {
             copy.request.headers = replace(secrets, in: copy.request.headers, count: &echoes)
             copy.response.headers = replace(secrets, in: copy.response.headers, count: &echoes)
             if !grpcCall {
+                let binary = !Self.isText(copy.request.headers["Content-Type"]?.lowercased() ?? "")
                 copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
-                    Self.replace(secrets, in: $0, count: &echoes)
+                    EchoSearch(secrets).replace(in: $0, count: &echoes, sameLength: binary)
                 }
             }
             if grpcAnswer {
@@ -198,8 +199,9 @@ public struct Redactor: Hashable, Sendable {
                 }
                 copy.response.body = copy.chunks?.joinedBytes ?? []
             } else {
+                let binary = !Self.isText(copy.response.headers["Content-Type"]?.lowercased() ?? "")
                 copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
-                    Self.replace(secrets, in: $0, count: &echoes)
+                    EchoSearch(secrets).replace(in: $0, count: &echoes, sameLength: binary)
                 }
             }
             redacted += Array(repeating: "echoed secret", count: echoes)
@@ -316,10 +318,32 @@ public struct Redactor: Hashable, Sendable {
                 return Array(redact(pairs: text, noting: &redacted).utf8)
             }
         }
-        guard byShape || allowlist != nil || !jsonPointers.isEmpty, Self.isText(contentType) else { return body }
+        if contentType.hasPrefix("multipart/") {
+            return Self.transformContent(body, headers: headers) { content in
+                var ignored: Set<String> = []
+                return redactMultipart(
+                    content, contentType: headers["Content-Type"] ?? "", side: side, secrets: &ignored,
+                    noting: &redacted) ?? content
+            }
+        }
+        guard Self.isText(contentType) else {
+            // Binary: credential shapes in its printable runs, masked at their own length.
+            guard byShape, !GRPC.isGRPC(contentType: contentType) else { return body }
+            return Self.transformContent(body, headers: headers) { maskBinary($0, noting: &redacted) ?? $0 }
+        }
+        guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return body }
         return Self.transformContent(body, headers: headers) { content in
             guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(content) else {
                 return content
+            }
+            if Self.isXML(contentType: contentType, content) {
+                var ignored: Set<String> = []
+                switch redactXML(content, side: side, secrets: &ignored, noting: &redacted) {
+                case .changed(let clean): return clean
+                case .unchanged: return content
+                case .notInspected:
+                    return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
+                }
             }
             guard JSONParser.looksLikeContainer(content), let value = try? JSONParser.parse(content) else {
                 return byShape ? CredentialValues.redacting(content, noting: &redacted) ?? content : content
@@ -357,13 +381,20 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// JSON with the values of secret members replaced, at any depth, or nil when nothing in it is
-    /// secret; `name` is the member the value belongs to (array elements belong to the array's member).
-    private func redact(json: JSONValue, name: String?, side: Side, noting redacted: inout [String]) -> JSONValue? {
+    /// secret; `name` is the member the value belongs to (array elements belong to the array's member), and
+    /// `inside` says it is within a member that holds credentials (`{"auth": {"bearer": ...}}`), where every
+    /// string is secret but those that describe the credential or its owner.
+    private func redact(
+        json: JSONValue, name: String?, side: Side, inside: Bool = false, noting redacted: inout [String]
+    ) -> JSONValue? {
         switch json {
         case .object(let object):
             var members: [(String, JSONValue)]?
             for (index, member) in object.members.enumerated() {
-                guard let replaced = redact(json: member.value, name: member.key, side: side, noting: &redacted)
+                guard
+                    let replaced = redact(
+                        json: member.value, name: member.key, side: side,
+                        inside: inside || holdsCredentials(member.key), noting: &redacted)
                 else { continue }
                 if members == nil { members = object.members.map { ($0.key, $0.value) } }
                 members?[index].1 = replaced
@@ -372,7 +403,8 @@ public struct Redactor: Hashable, Sendable {
         case .array(let elements):
             var copy: [JSONValue]?
             for (index, element) in elements.enumerated() {
-                guard let replaced = redact(json: element, name: name, side: side, noting: &redacted) else { continue }
+                guard let replaced = redact(json: element, name: name, side: side, inside: inside, noting: &redacted)
+                else { continue }
                 if copy == nil { copy = elements }
                 copy?[index] = replaced
             }
@@ -385,6 +417,10 @@ public struct Redactor: Hashable, Sendable {
                     return .string(Redactor.placeholder)
                 }
                 if isKept(name) { return nil }
+                if inside && !CredentialNames.describesCredential(name) {
+                    redacted.append(name)
+                    return .string(Redactor.placeholder)
+                }
             }
             guard byShape, CredentialValues.mightHoldCredential(text) else { return nil }
             var kinds: [String] = []
@@ -474,20 +510,43 @@ public struct Redactor: Hashable, Sendable {
             }
             if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &values) }
         }
+        let requestType = interaction.request.headers["Content-Type"]?.lowercased() ?? ""
+        if requestType.hasPrefix("multipart/") {
+            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
+            var ignored: [String] = []
+            _ = redactMultipart(
+                content, contentType: interaction.request.headers["Content-Type"] ?? "", side: .request,
+                secrets: &values, noting: &ignored)
+        }
+        if !interaction.request.body.isEmpty, Self.isXML(contentType: requestType, interaction.request.body) {
+            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
+            var ignored: [String] = []
+            _ = redactXML(content, side: .request, secrets: &values, noting: &ignored)
+        }
         if let conversation = interaction.webSocket { values.formUnion(secrets(in: conversation)) }
         values.remove(Redactor.placeholder)
         return values.filter { $0.utf8.count >= 6 }.sorted { $0.utf8.count > $1.utf8.count }.map { Array($0.utf8) }
     }
 
+    /// Whether a member's value holds credentials in its members (`auth`, `credentials`), by its name.
+    func holdsCredentials(_ name: String) -> Bool {
+        byShape && allowlist == nil && !isKept(name) && CredentialNames.holdsCredentials(name)
+    }
+
     /// The string values of secret members (and secret-shaped strings) of a request's JSON.
-    func collectSecrets(in json: JSONValue, name: String?, into values: inout Set<String>) {
+    func collectSecrets(in json: JSONValue, name: String?, inside: Bool = false, into values: inout Set<String>) {
         switch json {
         case .object(let object):
-            for member in object.members { collectSecrets(in: member.value, name: member.key, into: &values) }
+            for member in object.members {
+                collectSecrets(
+                    in: member.value, name: member.key, inside: inside || holdsCredentials(member.key), into: &values)
+            }
         case .array(let elements):
-            for element in elements { collectSecrets(in: element, name: name, into: &values) }
+            for element in elements { collectSecrets(in: element, name: name, inside: inside, into: &values) }
         case .string(let text):
-            if let name, isSecretField(name) {
+            if let name,
+                isSecretField(name) || (inside && !isKept(name) && !CredentialNames.describesCredential(name))
+            {
                 values.insert(text)
             } else if byShape && !(name.map(isKept) ?? false) {
                 values.formUnion(CredentialValues.values(in: text))

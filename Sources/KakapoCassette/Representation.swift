@@ -58,9 +58,12 @@ struct Representation: Hashable, Sendable {
                 }
             }
             varied = names.sorted().map { Header(name: $0, value: Self.value(of: $0, in: headers)) }
-            // One coding Kakapo decodes (gzip, deflate) is no miss: a client that does not accept it gets
-            // the body decoded (ContentCoding.identityResponse).
-            if let encoding = response.headers["Content-Encoding"], ContentCoding(header: encoding) == nil {
+            // One coding Kakapo decodes (gzip, deflate, br, zstd) is no miss: a client that does not accept it
+            // gets the body decoded (ContentCoding.identityResponse). Bytes that do not decode in it (or past
+            // the limit) are no better than an unknown coding: only a client that accepts it gets them.
+            if let encoding = response.headers["Content-Encoding"],
+                ContentCoding(header: encoding)?.decodesWithinLimit(response.body) != true
+            {
                 let accepted = headers["Accept-Encoding"]
                 codings = Self.listItems(encoding).prefix(Self.variedLimit).map { $0.lowercased() }.filter {
                     $0 != "identity" && Self.accepts(accepted, $0)

@@ -7,7 +7,8 @@ import KakapoJSON
 /// the redactor's are left out, a recorded `[REDACTED]` matches any value, and a JSON-RPC request's `id` is
 /// left out, as for request bodies); binary byte for byte. A recorded text that recording redacted in place
 /// (`LOGIN Bearer [REDACTED]`, a handshake token echoed) is compared with the live text cut the same way,
-/// with the live handshake's secrets, so the same client matches with a different token.
+/// with the live handshake's secrets, so the same client matches with a different token; a binary one that
+/// recording masked is compared with the live one masked the same way.
 struct WebSocketMessageMatch: Sendable {
     /// The pointers left out of both sides (`--ignore-body-field`, `--redact-json-pointer`).
     let ignoredFields: [JSONPointer]
@@ -44,8 +45,14 @@ struct WebSocketMessageMatch: Sendable {
             let cut = redactor.clientTextForMatching(live, recorded: recorded, handshake: handshake)
             if cut == recorded { return nil }
             return Self.textDifference(cut, from: recorded)
-        case (.binary(let live), .binary(let recorded)):
+        case (.binary(var live), .binary(let recorded)):
             if live == recorded { return nil }
+            // Recording masked credential shapes and echoed secrets at their own length: the live message is
+            // masked the same way (its secrets never reach a difference either).
+            if live.count == recorded.count {
+                live = redactor.clientBinaryForMatching(live, handshake: handshake)
+                if live == recorded { return nil }
+            }
             let index =
                 zip(live, recorded).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                 ?? min(live.count, recorded.count)

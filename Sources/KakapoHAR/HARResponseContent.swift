@@ -54,7 +54,7 @@ enum HARResponseContent {
         let name = codings.joined(separator: ", ")
         let coding = codings.count == 1 ? ContentCoding(header: codings[0]) : nil
         if try isEncoded(content, encoding: encoding, count: result.body.count, response: response) {
-            if coding == nil {
+            if coding?.decodesWithinLimit(result.body) != true {
                 report.note("content-encoding \(name) kept with the encoded bytes the HAR holds")
             }
             return result

@@ -16,7 +16,10 @@ struct CassetteCommand: ParsableCommand {
     struct Lint: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate cassettes and look for credentials that slipped through.",
-            discussion: "Exit codes: 0 all clean, 1 credentials found, 3 a file is unreadable or invalid.")
+            discussion: """
+                Exit codes: 0 all clean, 1 credentials found, 3 a file is unreadable or invalid, 7 no credentials \
+                found but some bodies could not be inspected (each is listed with the reason).
+                """)
 
         @Argument(help: "The cassette files.")
         var files: [String]
@@ -30,6 +33,7 @@ struct CassetteCommand: ParsableCommand {
         func run() throws {
             var invalid = false
             var credentials = 0
+            var uninspected = 0
             let scanner = CredentialScanner(redactor: redaction.redactor)
             for file in files {
                 let bytes: [UInt8]
@@ -51,13 +55,25 @@ struct CassetteCommand: ParsableCommand {
                         JSONParser.location(of: finding.path, in: bytes).map { ":\($0.line):\($0.column)" } ?? ""
                     standardError("\(file)\(location): \(finding.message)")
                 }
+                let unread = scanner.uninspected(cassette)
+                for finding in unread {
+                    let location =
+                        JSONParser.location(of: finding.path, in: bytes).map { ":\($0.line):\($0.column)" } ?? ""
+                    standardError("\(file)\(location): \(finding.message)")
+                }
                 credentials += findings.count
-                print(
-                    "\(file): \(cassette.interactions.count) interactions, \(findings.isEmpty ? "no credentials found" : "\(findings.count) credential(s) found")"
-                )
+                uninspected += unread.count
+                var summary = findings.isEmpty ? "no credentials found" : "\(findings.count) credential(s) found"
+                if !unread.isEmpty {
+                    // Never "clean" about bytes that were not read.
+                    summary += "; \(unread.count) bod\(unread.count == 1 ? "y" : "ies") not inspected"
+                    if findings.isEmpty { summary = "no credentials found in what was read" + summary.dropFirst(20) }
+                }
+                print("\(file): \(cassette.interactions.count) interactions, \(summary)")
             }
             if invalid { throw ExitCode(ExitStatus.invalidInput) }
             if credentials > 0 { throw ExitCode(1) }
+            if uninspected > 0 { throw ExitCode(ExitStatus.notInspected) }
         }
     }
 

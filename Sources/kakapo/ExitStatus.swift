@@ -15,6 +15,8 @@ enum ExitStatus {
     static let execMisses: Int32 = 5
     /// `kakapo exec --fail-on-unused`: the command exited 0, but recordings were never used.
     static let execUnused: Int32 = 6
+    /// `kakapo cassette lint`: no credentials found, but some bodies could not be inspected.
+    static let notInspected: Int32 = 7
 
     /// The error codes that exit with something other than `invalidInput`.
     private static let table: [ErrorCode: Int32] = [.portInUse: portInUse]
@@ -36,6 +38,7 @@ enum ExitStatus {
     static let summary = """
         Exit codes: 0 success, 1 misses in --strict mode, 2 usage error, \
         3 unreadable or invalid cassette or configuration, 4 the port is in use; \
-        kakapo exec: the command's status, else 5 a request missed, 6 a recording unused (--fail-on-unused).
+        kakapo exec: the command's status, else 5 a request missed, 6 a recording unused (--fail-on-unused); \
+        kakapo cassette lint: 7 some bodies could not be inspected.
         """
 }

@@ -81,7 +81,7 @@ struct BodyFidelityTests {
         let bad =
             #"{"version":1,"interactions":[{"request":{"method":"GET","url":"/"},"response":{"status":200,"body":{"json":1,"layout":"fancy"}}}]}"#
         #expect(throws: CassetteError.self) { try CassetteFile.decode(Array(bad.utf8), file: "x.json") }
-        let encoding = bad.replacingOccurrences(of: #""layout":"fancy""#, with: #""encoding":"br""#)
+        let encoding = bad.replacingOccurrences(of: #""layout":"fancy""#, with: #""encoding":"compress""#)
         do {
             _ = try CassetteFile.decode(Array(encoding.utf8), file: "x.json")
             Issue.record("decoded")

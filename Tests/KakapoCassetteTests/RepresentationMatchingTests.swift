@@ -175,11 +175,11 @@ struct RepresentationMatchingTests {
         #expect(index.play(Self.get("/page")) == 0)
     }
 
-    @Test("a gzip or deflate recording answers a client that does not accept it, decoded")
+    @Test("a gzip, deflate, br or zstd recording answers a client that does not accept it, decoded")
     func decodableCodingIsDecoded() throws {
         let text = Array(String(repeating: "kakapo ", count: 40).utf8)
         for coding in ContentCoding.allCases {
-            let recorded = Self.get("/page", [("Accept-Encoding", "gzip, deflate")])
+            let recorded = Self.get("/page", [("Accept-Encoding", "gzip, deflate, br, zstd")])
             let response = HTTP.Response(
                 status: 200,
                 headers: ["Content-Encoding": coding.rawValue, "Content-Length": "\(coding.encode(text).count)"],

@@ -35,10 +35,10 @@ struct InProcessBrokenStreamTests {
         return (loaded.pieces, loaded.error, started)
     }
 
-    /// The last event came no earlier than `earliest` after the load began (a speed cannot make it early),
-    /// and within `latest` of the first event. The upper bound counts from the first event, not from the
-    /// start of the load: on a machine the whole suite keeps busy, starting an in-process URLSession task
-    /// alone took over 0.8 s once.
+    /// The last event came no earlier than `earliest` after the load began (a speed cannot make it early:
+    /// the pacing is what this checks), and within `latest` of the first event, a bound against a hang only
+    /// (generous: a busy CI machine once took 2.3 s over a 0.8 s stream). It counts from the first event,
+    /// not from the start of the load: starting an in-process URLSession task alone took over 0.8 s once.
     static func expectLastEvent(
         of replayed: (
             pieces: [(at: ContinuousClock.Instant, data: Data)], error: (any Error)?, started: ContinuousClock.Instant
@@ -56,7 +56,7 @@ struct InProcessBrokenStreamTests {
         let replayed = try await Self.load(Self.cassette(brokenOff: true), timing: try #require(StreamTiming("2x")))
         #expect(replayed.pieces.map(\.data).reduce(Data(), +) == Data("data: one\n\ndata: two\n\n".utf8))
         #expect((replayed.error as? URLError)?.code == .networkConnectionLost, "\(String(describing: replayed.error))")
-        try Self.expectLastEvent(of: replayed, notBefore: .milliseconds(200), within: .milliseconds(800))
+        try Self.expectLastEvent(of: replayed, notBefore: .milliseconds(200), within: .seconds(15))
     }
 
     @Test("a compressed stream recorded broken off fails with networkConnectionLost too")
@@ -77,6 +77,6 @@ struct InProcessBrokenStreamTests {
         let replayed = try await Self.load(Self.cassette(brokenOff: false), timing: try #require(StreamTiming("0.5x")))
         #expect(replayed.error == nil)
         #expect(replayed.pieces.map(\.data).reduce(Data(), +) == Data("data: one\n\ndata: two\n\n".utf8))
-        try Self.expectLastEvent(of: replayed, notBefore: .milliseconds(800), within: .milliseconds(1600))
+        try Self.expectLastEvent(of: replayed, notBefore: .milliseconds(800), within: .seconds(15))
     }
 }

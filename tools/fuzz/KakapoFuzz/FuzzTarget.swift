@@ -22,13 +22,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case query
     /// Raw bytes on a client connection to a running server.
     case request
+    /// An XML answer, redacted (the element scanner of `Redactor+XML`).
+    case xml
+    /// A br, zstd, gzip or deflate body, decoded (the first byte picks the coding).
+    case coded
+    /// A binary answer, masked in place.
+    case binary
 
     /// Starts what the entry point needs (the server of the served targets) ahead of the first input, so
     /// the time an input takes is its own.
     public func prepare() {
         switch self {
         case .template, .query, .request: ServedInputs.prepare()
-        case .cassette, .har, .routesJSON, .routesYAML: break
+        case .cassette, .har, .routesJSON, .routesYAML, .xml, .coded, .binary: break
         }
     }
 
@@ -42,6 +48,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .template: ServedInputs.template(bytes)
         case .query: ServedInputs.query(bytes)
         case .request: ServedInputs.request(bytes)
+        case .xml: BodyInputs.xml(bytes)
+        case .coded: BodyInputs.coded(bytes)
+        case .binary: BodyInputs.binary(bytes)
         }
     }
 }
