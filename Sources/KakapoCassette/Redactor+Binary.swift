@@ -27,34 +27,32 @@ extension Redactor {
     /// `bytes` with every credential-shaped value in a printable run masked at the same length, or nil when
     /// there is none.
     func maskBinary(_ bytes: [UInt8], noting kinds: inout [String]) -> [UInt8]? {
-        guard byShape, bytes.count <= Self.maximumBinaryBytes else { return nil }
+        guard byShape else { return nil }
         var output: [UInt8]?
-        var index = 0
-        while index < bytes.count {
-            guard Self.isPrintable(bytes[index]) else {
-                index += 1
-                continue
-            }
-            let start = index
-            while index < bytes.count && Self.isPrintable(bytes[index]) { index += 1 }
-            guard index - start >= Self.shortestBinaryRun else { continue }
-            let run = Array(bytes[start..<index])
-            guard CredentialValues.mightHoldCredential(run) else { continue }
-            for span in Self.binarySpans(in: run) {
-                if output == nil { output = bytes }
-                output?.replaceSubrange(
-                    (start + span.range.lowerBound)..<(start + span.range.upperBound),
-                    with: Self.mask(count: span.range.count))
-                kinds.append(span.kind)
-            }
+        Self.forEachSpan(in: bytes) { start, _, span in
+            if output == nil { output = bytes }
+            output?.replaceSubrange(
+                (start + span.range.lowerBound)..<(start + span.range.upperBound),
+                with: Self.mask(count: span.range.count))
+            kinds.append(span.kind)
         }
         return output
     }
 
     /// The secret values in a binary message's printable runs, for finding them echoed elsewhere.
     static func binarySecrets(in bytes: [UInt8]) -> [String] {
-        guard bytes.count <= maximumBinaryBytes else { return [] }
         var found: [String] = []
+        forEachSpan(in: bytes) { _, run, span in found.append(String(decoding: run[span.range], as: UTF8.self)) }
+        return found
+    }
+
+    /// Calls `body` with each credential-shaped span of each printable run of `bytes` (at least
+    /// `shortestBinaryRun` long): where the run starts, the run, and the span within it. Nothing past
+    /// `maximumBinaryBytes` is searched.
+    private static func forEachSpan(
+        in bytes: [UInt8], _ body: (_ start: Int, _ run: [UInt8], _ span: CredentialValues.Span) -> Void
+    ) {
+        guard bytes.count <= maximumBinaryBytes else { return }
         var index = 0
         while index < bytes.count {
             guard isPrintable(bytes[index]) else {
@@ -66,9 +64,8 @@ extension Redactor {
             guard index - start >= shortestBinaryRun else { continue }
             let run = Array(bytes[start..<index])
             guard CredentialValues.mightHoldCredential(run) else { continue }
-            found += binarySpans(in: run).map { String(decoding: run[$0.range], as: UTF8.self) }
+            for span in binarySpans(in: run) { body(start, run, span) }
         }
-        return found
     }
 
     /// Spans of a printable run cut out of binary bytes. The byte before a value is often a length or a tag

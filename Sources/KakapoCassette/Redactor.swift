@@ -179,14 +179,16 @@ public struct Redactor: Hashable, Sendable {
         // Echoes: the same values anywhere else in the interaction.
         if !secrets.isEmpty {
             var echoes = 0
+            // One index of the secrets for every place searched.
+            let search = EchoSearch(secrets)
             copy.request.target = String(
-                decoding: Self.replace(secrets, in: Array(copy.request.target.utf8), count: &echoes), as: UTF8.self)
+                decoding: search.replace(in: Array(copy.request.target.utf8), count: &echoes), as: UTF8.self)
             copy.request.headers = replace(secrets, in: copy.request.headers, count: &echoes)
             copy.response.headers = replace(secrets, in: copy.response.headers, count: &echoes)
             if !grpcCall {
                 let binary = !Self.isText(copy.request.headers["Content-Type"]?.lowercased() ?? "")
                 copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
-                    EchoSearch(secrets).replace(in: $0, count: &echoes, sameLength: binary)
+                    search.replace(in: $0, count: &echoes, sameLength: binary)
                 }
             }
             if grpcAnswer {
@@ -195,13 +197,13 @@ public struct Redactor: Hashable, Sendable {
                 copy.chunks = chunks.map { chunk in
                     ResponseChunk(
                         offsetMilliseconds: chunk.offsetMilliseconds,
-                        bytes: Self.replace(secrets, in: chunk.bytes, count: &echoes))
+                        bytes: search.replace(in: chunk.bytes, count: &echoes))
                 }
                 copy.response.body = copy.chunks?.joinedBytes ?? []
             } else {
                 let binary = !Self.isText(copy.response.headers["Content-Type"]?.lowercased() ?? "")
                 copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
-                    EchoSearch(secrets).replace(in: $0, count: &echoes, sameLength: binary)
+                    search.replace(in: $0, count: &echoes, sameLength: binary)
                 }
             }
             redacted += Array(repeating: "echoed secret", count: echoes)
@@ -483,10 +485,13 @@ public struct Redactor: Hashable, Sendable {
         }
         var pairs = interaction.request.queryItems
         let contentType = interaction.request.headers["Content-Type"]?.lowercased() ?? ""
-        if contentType.hasPrefix("application/x-www-form-urlencoded") {
-            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
-            pairs += QueryItem.parse(String(decoding: content, as: UTF8.self))
-        }
+        let isForm = contentType.hasPrefix("application/x-www-form-urlencoded")
+        let isMultipart = contentType.hasPrefix("multipart/")
+        // Decoded once, for the body kinds read below as content (a form, multipart, XML).
+        let content =
+            isForm || isMultipart || Self.isXML(contentType: contentType, interaction.request.body)
+            ? ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content : []
+        if isForm { pairs += QueryItem.parse(String(decoding: content, as: UTF8.self)) }
         for item in pairs {
             guard let value = item.value else { continue }
             let name = item.name.removingPercentEncodingLeniently()
@@ -510,17 +515,12 @@ public struct Redactor: Hashable, Sendable {
             }
             if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &values) }
         }
-        let requestType = interaction.request.headers["Content-Type"]?.lowercased() ?? ""
-        if requestType.hasPrefix("multipart/") {
-            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
-            var ignored: [String] = []
+        var ignored: [String] = []
+        if isMultipart {
             _ = redactMultipart(
                 content, contentType: interaction.request.headers["Content-Type"] ?? "", side: .request,
                 secrets: &values, noting: &ignored)
-        }
-        if !interaction.request.body.isEmpty, Self.isXML(contentType: requestType, interaction.request.body) {
-            let content = ContentCoding.decoding(interaction.request.body, headers: interaction.request.headers).content
-            var ignored: [String] = []
+        } else if !content.isEmpty, Self.isXML(contentType: contentType, content) {
             _ = redactXML(content, side: .request, secrets: &values, noting: &ignored)
         }
         if let conversation = interaction.webSocket { values.formUnion(secrets(in: conversation)) }

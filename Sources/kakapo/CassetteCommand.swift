@@ -50,24 +50,21 @@ struct CassetteCommand: ParsableCommand {
                     continue
                 }
                 let findings = scanner.scan(cassette)
-                for finding in findings {
-                    let location =
-                        JSONParser.location(of: finding.path, in: bytes).map { ":\($0.line):\($0.column)" } ?? ""
-                    standardError("\(file)\(location): \(finding.message)")
-                }
                 let unread = scanner.uninspected(cassette)
-                for finding in unread {
+                for finding in findings + unread {
                     let location =
                         JSONParser.location(of: finding.path, in: bytes).map { ":\($0.line):\($0.column)" } ?? ""
                     standardError("\(file)\(location): \(finding.message)")
                 }
                 credentials += findings.count
                 uninspected += unread.count
-                var summary = findings.isEmpty ? "no credentials found" : "\(findings.count) credential(s) found"
+                // Never "clean" about bytes that were not read.
+                var summary =
+                    !findings.isEmpty
+                    ? "\(findings.count) credential(s) found"
+                    : unread.isEmpty ? "no credentials found" : "no credentials found in what was read"
                 if !unread.isEmpty {
-                    // Never "clean" about bytes that were not read.
                     summary += "; \(unread.count) bod\(unread.count == 1 ? "y" : "ies") not inspected"
-                    if findings.isEmpty { summary = "no credentials found in what was read" + summary.dropFirst(20) }
                 }
                 print("\(file): \(cassette.interactions.count) interactions, \(summary)")
             }

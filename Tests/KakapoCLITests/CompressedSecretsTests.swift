@@ -58,10 +58,6 @@ struct CompressedSecretsTests {
         print(json.dumps({"status": r.status_code, "coding": r.headers.get("Content-Encoding"), "text": r.text}))
         """#
 
-    static func curl(_ arguments: [String]) async throws -> String {
-        try await KakapoProcess.run(["-sS", "--max-time", "20"] + arguments, executable: "/usr/bin/curl").output
-    }
-
     static func requests(_ script: String, _ url: String) async throws -> JSONObject {
         let result = try await KakapoProcess.run([script, url], executable: python)
         try #require(result.status == 0, "requests: \(result.error)")
@@ -90,11 +86,11 @@ struct CompressedSecretsTests {
         // While recording the client gets what the upstream sent: the live token.
         let live = try await Self.requests(clientScript, base + "/token.br")
         #expect(live["coding"] == "br" && live["text"]?.stringValue?.contains(Self.token) == true, "\(live)")
-        let zstd = try await Self.curl(["--compressed", base + "/token.zst"])
+        let zstd = try await RangeReplayTests.curl(["--compressed", base + "/token.zst"])
         #expect(zstd.contains(Self.token), "\(zstd)")
-        let sts = try await Self.curl([base + "/sts"])
+        let sts = try await RangeReplayTests.curl([base + "/sts"])
         #expect(sts.contains(Self.secretKey))
-        _ = try await Self.curl([base + "/blob"])
+        _ = try await RangeReplayTests.curl([base + "/blob"])
         recorder.send(SIGINT)
         #expect(try await recorder.waitForExit() == 0, "\(recorder.standardError)")
 
@@ -123,13 +119,13 @@ struct CompressedSecretsTests {
         #expect(again["status"] == 200 && again["coding"] == "br", "\(again)")
         #expect(again["text"]?.stringValue?.contains(#""access_token": "[REDACTED]""#) == true, "\(again)")
         // curl without --compressed gets the body decoded, with its own length.
-        let plain = try await Self.curl(["-i", replay + "/token.zst"])
+        let plain = try await RangeReplayTests.curl(["-i", replay + "/token.zst"])
         #expect(plain.contains(#""access_token": "[REDACTED]""#), "\(plain)")
         #expect(!plain.lowercased().contains("content-encoding"), "\(plain)")
-        let compressed = try await Self.curl(["--compressed", "-i", replay + "/token.zst"])
+        let compressed = try await RangeReplayTests.curl(["--compressed", "-i", replay + "/token.zst"])
         #expect(compressed.lowercased().contains("content-encoding: zstd"), "\(compressed)")
         #expect(compressed.contains(#""token_type": "Bearer""#), "\(compressed)")
-        let xml = try await Self.curl([replay + "/sts"])
+        let xml = try await RangeReplayTests.curl([replay + "/sts"])
         #expect(xml.contains("<SecretAccessKey>[REDACTED]</SecretAccessKey>") && xml.contains("<Expiration>"), "\(xml)")
         replayer.send(SIGINT)
         _ = try await replayer.waitForExit()
