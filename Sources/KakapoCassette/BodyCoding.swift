@@ -105,7 +105,8 @@ enum BodyCoding {
         if let encoding = object["encoding"] {
             guard let name = encoding.stringValue, let coding = ContentCoding(rawValue: name) else {
                 throw CassetteDecodingError(
-                    path: path + [.key("encoding")], message: "\"encoding\" must be \"gzip\" or \"deflate\"")
+                    path: path + [.key("encoding")],
+                    message: "\"encoding\" must be \"gzip\", \"deflate\", \"br\" or \"zstd\"")
             }
             content = coding.encode(content)
         }

@@ -110,6 +110,7 @@ package enum CassetteCodec {
             "response": .object(response),
         ]
         if let conversation = interaction.webSocket { object["websocket"] = encode(conversation) }
+        if !interaction.echoSources.isEmpty { object["echoes"] = .array(interaction.echoSources.map { .string($0) }) }
         object["recordedAt"] = .string(interaction.recordedAt)
         object["durationMs"] = .number(JSONNumber(literal: formatMilliseconds(interaction.durationMilliseconds)))
         return .object(object)
@@ -293,7 +294,7 @@ package enum CassetteCodec {
             }
             duration = milliseconds
         }
-        return Interaction(
+        var interaction = Interaction(
             request: HTTP.Request(
                 method: HTTP.Method(method), target: url, headers: requestHeaders, body: requestBody, origin: origin),
             response: HTTP.Response(
@@ -301,6 +302,27 @@ package enum CassetteCodec {
             recordedAt: recordedAt,
             durationMilliseconds: duration, chunks: chunks, brokenOff: brokenOff, webSocket: conversation,
             abandoned: abandoned)
+        if let echoes = object["echoes"] {
+            interaction.echoSources = try echoSources(echoes, at: path + [.key("echoes")])
+        }
+        return interaction
+    }
+
+    /// The `echoes` of an interaction: at most 256 sources, each a string of 1 to 256 bytes.
+    static func echoSources(_ value: JSONValue, at path: [JSONPathComponent]) throws(CassetteDecodingError) -> [String]
+    {
+        guard case .array(let elements) = value, elements.count <= 256 else {
+            throw CassetteDecodingError(path: path, message: "\"echoes\" must be an array of at most 256 sources")
+        }
+        var sources: [String] = []
+        for (index, element) in elements.enumerated() {
+            guard let source = element.stringValue, (1...256).contains(source.utf8.count) else {
+                throw CassetteDecodingError(
+                    path: path + [.index(index)], message: "an echo's source must be a string of 1 to 256 bytes")
+            }
+            sources.append(source)
+        }
+        return sources
     }
 
     /// A response's `"brokenOff"` or `"abandoned"` (`name`): true only beside `"chunks"` (or a `"grpc"` whose

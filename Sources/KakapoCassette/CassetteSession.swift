@@ -97,12 +97,14 @@ public final class CassetteSession: @unchecked Sendable {
     }
 
     /// The recorded answer for `request` and its position in the cassette, advancing the playback of
-    /// repeated requests; nil for a miss.
-    public func play(_ request: HTTP.Request) -> (position: Int, interaction: Interaction)? {
+    /// repeated requests, and whether its response gives echoes of the request's secrets back
+    /// (`Interaction.echoSources`); nil for a miss.
+    public func play(_ request: HTTP.Request) -> (position: Int, interaction: Interaction, echoes: Bool)? {
         condition.lock()
         defer { condition.unlock() }
         guard let position = index.play(request) else { return nil }
-        return (position, cassette.interactions[position])
+        let interaction = cassette.interactions[position]
+        return (position, interaction, !interaction.echoSources.isEmpty)
     }
 
     /// Hands a recording over and returns at once; `then` runs once it is in the journal (it survives the

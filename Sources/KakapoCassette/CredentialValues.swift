@@ -33,7 +33,8 @@ enum CredentialValues {
         var index = 0
         while index < bytes.count {
             if let span = span(at: index, in: bytes), span.range.upperBound > span.range.lowerBound {
-                if !bytes[span.range].elementsEqual(Redactor.placeholder.utf8) { spans.append(span) }
+                // A placeholder, plain or naming an echo's source, is not redacted again.
+                if !Redactor.isPlaceholder(bytes[span.range]) { spans.append(span) }
                 index = span.range.upperBound
             } else {
                 index += 1

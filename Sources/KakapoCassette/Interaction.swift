@@ -21,6 +21,11 @@ public struct Interaction: Hashable, Sendable {
     public var abandoned = false
     /// For a WebSocket upgrade answered `101`, the conversation that followed; nil for every other exchange.
     public var webSocket: WebSocketConversation?
+    /// The sources (`header x-csrf-token`, `query state`) of the placeholders in the response that stand for
+    /// echoes of the request's secrets, written by recording (`Redactor+Echoes.swift`): replay gives the live
+    /// request's values back for these alone, so text an upstream sent that looks like such a placeholder is
+    /// never filled in. Empty for most interactions.
+    public var echoSources: [String] = []
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,

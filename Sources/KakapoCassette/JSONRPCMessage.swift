@@ -9,14 +9,25 @@ public enum JSONRPCMessage {
     /// a request (with an `id`) and a notification (without one) stay apart.
     static let anyID = JSONValue.string("(any id)")
 
-    /// `json` as it is compared with recordings: a JSON-RPC request's `id` (each element's in a batch) is
-    /// left out; any other value is returned as it is, after one look at its first member or element.
+    /// What stands for any MCP progress token (`params._meta.progressToken`) in matching: the client chooses
+    /// it, as it chooses ids, and replay gives it back in the progress notifications (`JSONRPCReplay`).
+    static let anyProgressToken = JSONValue.string("(any progress token)")
+
+    /// `json` as it is compared with recordings: a JSON-RPC request's `id` and MCP progress token (each
+    /// element's in a batch) are left out; any other value is returned as it is, after one look at its first
+    /// member or element.
     package static func forMatching(_ json: JSONValue) -> JSONValue {
         guard let requests = requests(in: json) else { return json }
         let anonymous: [JSONValue] = requests.map { request in
-            guard request["id"] != nil else { return .object(request) }
             var copy = request
-            copy["id"] = anyID
+            if request["id"] != nil { copy["id"] = anyID }
+            if progressToken(of: request) != nil, var params = request["params"]?.objectValue,
+                var meta = params["_meta"]?.objectValue
+            {
+                meta["progressToken"] = anyProgressToken
+                params["_meta"] = .object(meta)
+                copy["params"] = .object(params)
+            }
             return .object(copy)
         }
         if case .array = json { return .array(anonymous) }
@@ -49,6 +60,11 @@ public enum JSONRPCMessage {
         guard JSONParser.looksLikeContainer(body), mentionsJSONRPC(body), let json = try? JSONParser.parse(body)
         else { return nil }
         return requests(in: json)
+    }
+
+    /// The MCP progress token of a request (`params._meta.progressToken`), if it has one.
+    package static func progressToken(of request: JSONObject) -> JSONValue? {
+        request["params"]?.objectValue?["_meta"]?.objectValue?["progressToken"]
     }
 
     /// Whether `object` is a JSON-RPC 2.0 request or notification.

@@ -39,7 +39,7 @@ extension Redactor {
     /// The secret values a call's request messages carry (secret members with a schema, secret-shaped values),
     /// at most `largestGRPCSecretCount`.
     func grpcSecrets(in interaction: Interaction, schema: GRPCSchema?) -> Set<String> {
-        guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return [] }
+        guard byShape || readsEveryBody else { return [] }
         let request = interaction.request
         var values: Set<String> = []
         for message in Self.splitFrames(request.body).messages {
@@ -52,7 +52,7 @@ extension Redactor {
                 for pointer in jsonPointers {
                     if let value = json[pointer: pointer]?.stringValue { found.insert(value) }
                 }
-                if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &found) }
+                if byShape || allowlist != nil || !names.isEmpty { collectSecrets(in: json, name: nil, into: &found) }
             } else if byShape && CredentialValues.mightHoldCredential(content) {
                 let outcome = GRPCWireStrings.rewriting(content) { leaf in
                     found.formUnion(CredentialValues.values(in: String(decoding: leaf, as: UTF8.self)))
@@ -129,6 +129,49 @@ extension Redactor {
         let schema: GRPCSchema?
         /// The interaction's secrets, to replace where they are echoed.
         let search: EchoSearch
+
+        /// Whether the method is one that signs in or hands out tokens (`Redactor.isAuthenticationCall`).
+        var authenticates: Bool { Redactor.isAuthenticationCall(path) }
+    }
+
+    /// Whether a gRPC method signs in or hands out credentials: its name, or its service's, has a word such as
+    /// authenticate, auth, login, signin, token, password or credential (etcd's `/etcdserverpb.Auth/Authenticate`
+    /// and `Auth/UserAdd`, `UserChangePassword`; not `CountTokens`). Without a descriptor set nothing tells the
+    /// password or the token from the user's name in such a call's messages, so every text field in them is
+    /// redacted.
+    package static func isAuthenticationCall(_ path: String) -> Bool {
+        let parts = path.split(separator: "/")
+        guard parts.count >= 2 else { return false }
+        // The method's name, and the service's own name (etcd's `Auth` service: `UserAdd` carries a password).
+        let service = parts[parts.count - 2].split(separator: ".").last.map(String.init) ?? ""
+        for name in [String(parts[parts.count - 1]), service] {
+            let words = CredentialNames.words(of: name)
+            if words.contains(where: { authenticationWords.contains($0) }) { return true }
+            if zip(words, words.dropFirst()).contains(where: {
+                ($0 == "sign" || $0 == "log") && ($1 == "in" || $1 == "on")
+            }) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Words of a method or service that signs in or hands out credentials; not `tokens`, a count
+    /// (`CountTokens`).
+    private static let authenticationWords: Set<String> = [
+        "authenticate", "authentication", "auth", "login", "logon", "signin", "token", "password", "passwords",
+        "passwd", "credential", "credentials", "secret", "secrets", "apikey", "oauth",
+    ]
+
+    /// A live gRPC request to an authentication method, without a descriptor set, as recording redacts it (every
+    /// text field the placeholder), for comparing with its recording.
+    func grpcAuthenticationForMatching(_ request: HTTP.Request) -> [UInt8] {
+        let context = MessageContext(
+            path: request.path, side: .request, encoding: request.headers["grpc-encoding"], schema: nil,
+            search: EchoSearch([]))
+        var ignored: [String] = []
+        var echoes = 0
+        return redactFramed(request.body, context, echoes: &echoes, noting: &ignored)?.body ?? request.body
     }
 
     /// A gRPC body's whole frames and what follows them (a frame cut short, or bytes that are no frame).
@@ -199,9 +242,11 @@ extension Redactor {
         guard !content.isEmpty else { return content }
         let side: GRPCSchema.Side = context.side == .request ? .request : .response
         var current = content
+        var named = false
         if let schema = context.schema,
             let json = schema.json(of: GRPCMessage(bytes: content), path: context.path, side: side)
         {
+            named = true
             var kinds: [String] = []
             var count = 0
             var rewritten = redact(jsonValue: json, side: context.side, noting: &kinds)
@@ -225,6 +270,17 @@ extension Redactor {
             let clean = redact(body: content, headers: Self.jsonMessageHeaders, side: context.side, noting: &redacted)
             return context.search.replace(in: clean, count: &echoes)
         }
+        if byShape, context.authenticates, !named {
+            // Every text field: without the message's names nothing tells the password or the token from the
+            // user's name.
+            let placeholder = Array(Redactor.placeholder.utf8)
+            let outcome = GRPCWireStrings.rewriting(current) { leaf in
+                guard !leaf.isEmpty, !leaf.starts(with: placeholder), Self.isTextField(leaf) else { return nil }
+                redacted.append("authentication field")
+                return placeholder
+            }
+            if case .rewritten(let bytes) = outcome { current = bytes }
+        }
         guard (byShape && CredentialValues.mightHoldCredential(current)) || !context.search.isEmpty else {
             return current
         }
@@ -244,6 +300,12 @@ extension Redactor {
             current = CredentialValues.redacting(current, noting: &redacted) ?? current
         }
         return current
+    }
+
+    /// Whether a field's bytes are text: valid UTF-8 without control characters.
+    private static func isTextField(_ bytes: [UInt8]) -> Bool {
+        BodyCoding.isReadableText(bytes) && !bytes.contains(0x0A) && !bytes.contains(0x0D) && !bytes.contains(0x09)
+            && String(validating: bytes, as: UTF8.self) != nil
     }
 
     /// Headers that make a message's bytes read as a JSON body.

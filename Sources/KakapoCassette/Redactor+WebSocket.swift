@@ -23,7 +23,7 @@ extension Redactor {
     /// text ones, the `--redact-json` pointers), at most `largestMessageSecretCount` of them.
     func secrets(in conversation: WebSocketConversation) -> Set<String> {
         var values: Set<String> = []
-        guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return values }
+        guard byShape || readsEveryBody else { return values }
         for message in conversation.messages where message.from == .client {
             guard values.count < Self.largestMessageSecretCount else { break }
             guard case .text(let text) = message.payload else {
@@ -36,7 +36,7 @@ extension Redactor {
                 continue
             }
             let bytes = Array(text.utf8)
-            guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(bytes) else {
+            guard readsEveryBody || CredentialValues.mightHoldCredential(bytes) else {
                 continue
             }
             var found: Set<String> = []
@@ -44,7 +44,7 @@ extension Redactor {
                 for pointer in jsonPointers {
                     if let value = json[pointer: pointer]?.stringValue { found.insert(value) }
                 }
-                if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &found) }
+                if byShape || allowlist != nil || !names.isEmpty { collectSecrets(in: json, name: nil, into: &found) }
             } else if byShape {
                 found.formUnion(CredentialValues.values(in: text))
             }

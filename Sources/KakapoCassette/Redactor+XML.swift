@@ -229,7 +229,7 @@ private struct XMLScan {
     }
 
     private mutating func replaceWhole(_ range: Range<Int>, kind: String) {
-        guard !bytes[range].elementsEqual(Self.placeholder) else { return }
+        guard !Redactor.isPlaceholder(bytes[range]) else { return }
         replacements.append((range, Self.placeholder))
         kinds.append(kind)
         secrets.insert(String(decoding: bytes[range], as: UTF8.self))

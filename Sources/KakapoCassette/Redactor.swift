@@ -43,6 +43,10 @@ public struct Redactor: Hashable, Sendable {
     public var jsonPointers: [JSONPointer]
     /// Whether names and values are also recognized by their shape (on by default).
     public var byShape: Bool
+    /// Lowercased names redacted wherever they appear: headers, query parameters, form fields, JSON members
+    /// at any depth, XML elements and attributes (`--redact NAME`, for a value the rules leave in clear,
+    /// such as a correlation id).
+    public var names: Set<String>
     /// Lowercased names (headers, query parameters, form and JSON fields) written as they are.
     public var kept: Set<String>
     /// Lowercased names that are the only ones kept, in allowlist mode; nil otherwise.
@@ -61,6 +65,7 @@ public struct Redactor: Hashable, Sendable {
         self.queryParameters = Set(queryParameters.map { $0.lowercased() })
         self.jsonPointers = jsonPointers
         self.byShape = true
+        self.names = []
         self.kept = []
         self.allowlist = nil
     }
@@ -75,10 +80,11 @@ public struct Redactor: Hashable, Sendable {
     /// Adds names to redact and removes names to keep.
     public func adding(
         headers extraHeaders: [String], queryParameters extraQuery: [String],
-        jsonPointers extraPointers: [JSONPointer] = [],
+        jsonPointers extraPointers: [JSONPointer] = [], names extraNames: [String] = [],
         keeping kept: [String]
     ) -> Redactor {
         var copy = self
+        copy.names.formUnion(extraNames.map { $0.lowercased() })
         copy.headers.formUnion(extraHeaders.map { $0.lowercased() })
         copy.queryParameters.formUnion(extraQuery.map { $0.lowercased() })
         copy.jsonPointers += extraPointers
@@ -102,7 +108,8 @@ public struct Redactor: Hashable, Sendable {
         let lowered = name.lowercased()
         if kept.contains(lowered) { return false }
         if let allowlist { return !allowlist.contains(lowered) && !Self.framingHeaders.contains(lowered) }
-        return headers.contains(lowered) || (byShape && CredentialNames.isCredential(name, in: .header))
+        return headers.contains(lowered) || (names.contains(lowered) && !Self.framingHeaders.contains(lowered))
+            || (byShape && CredentialNames.isCredential(name, in: .header))
     }
 
     /// Whether a query parameter's (or form field's) value is a secret, by its name.
@@ -110,7 +117,8 @@ public struct Redactor: Hashable, Sendable {
         let lowered = name.lowercased()
         if kept.contains(lowered) { return false }
         if let allowlist { return !allowlist.contains(lowered) }
-        return queryParameters.contains(lowered) || (byShape && CredentialNames.isCredential(name, in: .query))
+        return queryParameters.contains(lowered) || names.contains(lowered)
+            || (byShape && CredentialNames.isCredential(name, in: .query))
     }
 
     /// Whether a JSON member's value is a secret, by the member's name.
@@ -118,8 +126,12 @@ public struct Redactor: Hashable, Sendable {
         let lowered = name.lowercased()
         if kept.contains(lowered) { return false }
         if let allowlist { return !allowlist.contains(lowered) }
-        return byShape && CredentialNames.isCredential(name, in: .json)
+        return names.contains(lowered) || (byShape && CredentialNames.isCredential(name, in: .json))
     }
+
+    /// Whether every text body is read for named values, whether or not it holds anything shaped like a
+    /// credential: the user named what to redact (`--redact`, `--redact-json`, the allowlist).
+    var readsEveryBody: Bool { allowlist != nil || !jsonPointers.isEmpty || !names.isEmpty }
 
     /// Whether a named value is written as it is, whatever its shape (the user kept or allowed it).
     func isKept(_ name: String) -> Bool {
@@ -145,8 +157,21 @@ public struct Redactor: Hashable, Sendable {
         var secrets = self.secrets(in: interaction)
         if grpcCall { secrets = Self.merging(secrets, grpcSecrets(in: interaction, schema: schema)) }
 
+        // Echoes of the request's secrets in the response are written with the placeholder that names where the
+        // request carried them, so replay can give the live value back; a value that is wholly one is labelled
+        // before the names are looked at, which would write the plain one.
+        var echoes = 0
+        var usedLabels: Set<Int> = []
+        let plain = EchoSearch(secrets)
+        let labelling = !grpcAnswer && Self.responseEchoes(interaction, plain)
+        let search = labelling ? plain.labelled(echoLabels(of: interaction.request)) : plain
+        let response =
+            labelling
+            ? labellingWholeEchoes(in: interaction.response, search, used: &usedLabels, count: &echoes)
+            : interaction.response
+
         copy.request.headers = redact(headers: interaction.request.headers, noting: &redacted)
-        copy.response.headers = redact(headers: interaction.response.headers, noting: &redacted)
+        copy.response.headers = redact(headers: response.headers, noting: &redacted)
         if !interaction.response.trailers.isEmpty {
             copy.response.trailers = redact(headers: interaction.response.trailers, noting: &redacted)
         }
@@ -167,45 +192,47 @@ public struct Redactor: Hashable, Sendable {
             copy.chunks = chunks.map { chunk in
                 ResponseChunk(
                     offsetMilliseconds: chunk.offsetMilliseconds,
-                    bytes: redactText(chunk.bytes, headers: interaction.response.headers, noting: &redacted))
+                    bytes: redactText(chunk.bytes, headers: response.headers, noting: &redacted))
             }
             copy.response.body = copy.chunks?.joinedBytes ?? []
         } else {
             copy.response.body = redact(
-                body: interaction.response.body, headers: interaction.response.headers, side: .response,
-                noting: &redacted)
+                body: response.body, headers: response.headers, side: .response, noting: &redacted)
         }
 
         // Echoes: the same values anywhere else in the interaction.
         if !secrets.isEmpty {
-            var echoes = 0
-            // One index of the secrets for every place searched.
-            let search = EchoSearch(secrets)
             copy.request.target = String(
-                decoding: search.replace(in: Array(copy.request.target.utf8), count: &echoes), as: UTF8.self)
-            copy.request.headers = replace(secrets, in: copy.request.headers, count: &echoes)
-            copy.response.headers = replace(secrets, in: copy.response.headers, count: &echoes)
+                decoding: plain.replace(in: Array(copy.request.target.utf8), count: &echoes), as: UTF8.self)
+            copy.request.headers = replace(plain, in: copy.request.headers, count: &echoes)
             if !grpcCall {
                 let binary = !Self.isText(copy.request.headers["Content-Type"]?.lowercased() ?? "")
                 copy.request.body = Self.transformContent(copy.request.body, headers: copy.request.headers) {
-                    search.replace(in: $0, count: &echoes, sameLength: binary)
+                    plain.replace(in: $0, count: &echoes, sameLength: binary)
                 }
             }
+            var headers = HTTP.Headers()
+            for field in copy.response.headers {
+                let value = search.replace(in: Array(field.value.utf8), count: &echoes, used: &usedLabels)
+                headers.add(name: field.name, value: String(decoding: value, as: UTF8.self))
+            }
+            copy.response.headers = headers
             if grpcAnswer {
                 // Done message by message above: a byte search would break the frames' lengths.
             } else if let chunks = copy.chunks {
                 copy.chunks = chunks.map { chunk in
                     ResponseChunk(
                         offsetMilliseconds: chunk.offsetMilliseconds,
-                        bytes: search.replace(in: chunk.bytes, count: &echoes))
+                        bytes: search.replace(in: chunk.bytes, count: &echoes, used: &usedLabels))
                 }
                 copy.response.body = copy.chunks?.joinedBytes ?? []
             } else {
                 let binary = !Self.isText(copy.response.headers["Content-Type"]?.lowercased() ?? "")
                 copy.response.body = Self.transformContent(copy.response.body, headers: copy.response.headers) {
-                    search.replace(in: $0, count: &echoes, sameLength: binary)
+                    search.replace(in: $0, count: &echoes, sameLength: binary, used: &usedLabels)
                 }
             }
+            copy.echoSources = search.sources(of: usedLabels)
             redacted += Array(repeating: "echoed secret", count: echoes)
         }
         if let conversation = interaction.webSocket {
@@ -243,7 +270,7 @@ public struct Redactor: Hashable, Sendable {
     private func redact(headers: HTTP.Headers, noting redacted: inout [String]) -> HTTP.Headers {
         var result = HTTP.Headers()
         for field in headers {
-            guard field.value != Redactor.placeholder, !field.value.isEmpty else {
+            guard !Redactor.isPlaceholder(field.value), !field.value.isEmpty else {
                 result.add(name: field.name, value: field.value)
                 continue
             }
@@ -333,9 +360,9 @@ public struct Redactor: Hashable, Sendable {
             guard byShape, !GRPC.isGRPC(contentType: contentType) else { return body }
             return Self.transformContent(body, headers: headers) { maskBinary($0, noting: &redacted) ?? $0 }
         }
-        guard byShape || allowlist != nil || !jsonPointers.isEmpty else { return body }
+        guard byShape || readsEveryBody else { return body }
         return Self.transformContent(body, headers: headers) { content in
-            guard allowlist != nil || !jsonPointers.isEmpty || CredentialValues.mightHoldCredential(content) else {
+            guard readsEveryBody || CredentialValues.mightHoldCredential(content) else {
                 return content
             }
             if Self.isXML(contentType: contentType, content) {
@@ -366,7 +393,8 @@ public struct Redactor: Hashable, Sendable {
             redacted.append(pointer.description)
             changed = true
         }
-        if byShape || allowlist != nil, let replaced = redact(json: rewritten, name: nil, side: side, noting: &redacted)
+        if byShape || allowlist != nil || !names.isEmpty,
+            let replaced = redact(json: rewritten, name: nil, side: side, noting: &redacted)
         {
             rewritten = replaced
             changed = true
@@ -412,7 +440,7 @@ public struct Redactor: Hashable, Sendable {
             }
             return copy.map { .array($0) }
         case .string(let text):
-            guard !text.isEmpty, text != Redactor.placeholder else { return nil }
+            guard !text.isEmpty, !Redactor.isPlaceholder(text) else { return nil }
             if let name {
                 if isSecretField(name) {
                     redacted.append(name)
@@ -500,12 +528,12 @@ public struct Redactor: Hashable, Sendable {
                 values.insert(value)
                 values.insert(plain)
                 // A form field echoed in JSON: `+` is a space there.
-                values.insert(plain.replacingOccurrences(of: "+", with: " "))
+                values.insert(Self.spaced(value))
             } else if byShape && !isKept(name) {
                 values.formUnion(CredentialValues.values(in: plain))
             }
         }
-        if allowlist != nil || !jsonPointers.isEmpty
+        if readsEveryBody
             || (byShape && CredentialValues.mightHoldCredential(interaction.request.body)),
             JSONParser.looksLikeContainer(interaction.request.body),
             let json = try? JSONParser.parse(interaction.request.body)
@@ -513,7 +541,7 @@ public struct Redactor: Hashable, Sendable {
             for pointer in jsonPointers {
                 if let value = json[pointer: pointer]?.stringValue { values.insert(value) }
             }
-            if byShape || allowlist != nil { collectSecrets(in: json, name: nil, into: &values) }
+            if byShape || allowlist != nil || !names.isEmpty { collectSecrets(in: json, name: nil, into: &values) }
         }
         var ignored: [String] = []
         if isMultipart {
@@ -534,35 +562,59 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// The string values of secret members (and secret-shaped strings) of a request's JSON.
-    func collectSecrets(in json: JSONValue, name: String?, inside: Bool = false, into values: inout Set<String>) {
+    func collectSecrets(in json: JSONValue, name: String?, into values: inout Set<String>) {
+        var path: [String] = []
+        forEachSecret(in: json, name: name, path: &path) { text, _, shaped in
+            if shaped {
+                values.formUnion(CredentialValues.values(in: text))
+            } else {
+                values.insert(text)
+            }
+        }
+    }
+
+    /// Calls `found` with each string of a request's JSON that is secret or may hold secret-shaped parts,
+    /// the members and indices that lead to it (`path`, kept as the walk goes), and whether only its
+    /// shaped parts are secret (false: its member's name, or a member holding credentials above it, makes
+    /// the whole string secret).
+    func forEachSecret(
+        in json: JSONValue, name: String?, inside: Bool = false, path: inout [String],
+        _ found: (String, [String], Bool) -> Void
+    ) {
         switch json {
         case .object(let object):
             for member in object.members {
-                collectSecrets(
-                    in: member.value, name: member.key, inside: inside || holdsCredentials(member.key), into: &values)
+                path.append(member.key)
+                forEachSecret(
+                    in: member.value, name: member.key, inside: inside || holdsCredentials(member.key), path: &path,
+                    found)
+                path.removeLast()
             }
         case .array(let elements):
-            for element in elements { collectSecrets(in: element, name: name, inside: inside, into: &values) }
+            for (index, element) in elements.enumerated() {
+                path.append(String(index))
+                forEachSecret(in: element, name: name, inside: inside, path: &path, found)
+                path.removeLast()
+            }
         case .string(let text):
             if let name,
                 isSecretField(name) || (inside && !isKept(name) && !CredentialNames.describesCredential(name))
             {
-                values.insert(text)
+                found(text, path, false)
             } else if byShape && !(name.map(isKept) ?? false) {
-                values.formUnion(CredentialValues.values(in: text))
+                found(text, path, true)
             }
         default:
             break
         }
     }
 
-    private func replace(_ secrets: [[UInt8]], in headers: HTTP.Headers, count: inout Int) -> HTTP.Headers {
+    func replace(_ search: EchoSearch, in headers: HTTP.Headers, count: inout Int) -> HTTP.Headers {
         var result = HTTP.Headers()
         for field in headers {
             result.add(
                 name: field.name,
-                value: String(
-                    decoding: Self.replace(secrets, in: Array(field.value.utf8), count: &count), as: UTF8.self))
+                value: String(decoding: search.replace(in: Array(field.value.utf8), count: &count), as: UTF8.self))
         }
         return result
     }
@@ -573,7 +625,7 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// Where `needle` (not empty) first occurs in `haystack` at or after `start`.
-    static func firstOccurrence(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+    package static func firstOccurrence(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
         guard needle.count <= haystack.count else { return nil }
         let last = haystack.count - needle.count
         guard start <= last else { return nil }

@@ -12,18 +12,14 @@ import KakapoJSON
 /// id's bytes change: the rest of the body, chunk offsets and the stream's break are kept, a
 /// `Content-Length` states the new size, and gzip or deflate bodies are re-encoded.
 enum JSONRPCReplay {
-    /// A replacement of the bytes in `range` of a body.
-    struct Splice: Equatable {
-        let range: Range<Int>
-        let bytes: [UInt8]
-    }
+    typealias Splice = AnswerSplicing.Splice
 
     /// `answer`, the recording made for `recorded`, with its responses carrying the ids of `request`; nil
     /// when it keeps its recorded bytes (not JSON-RPC, the same ids, no response with a recorded id, a body
     /// coded in a way Kakapo cannot re-encode), so the transport may serve its prepared wire form. A
     /// rewritten answer has no `replay` position: its bytes belong to this request alone.
     static func answer(_ answer: Answer, to request: HTTP.Request, recorded: HTTP.Request) -> Answer? {
-        guard case .response(let status, var headers, let body) = answer.outcome,
+        guard case .response = answer.outcome,
             let live = JSONRPCMessage.requests(
                 inBody: ContentCoding.decoding(request.body, headers: request.headers).content),
             let original = JSONRPCMessage.requests(
@@ -31,53 +27,28 @@ enum JSONRPCReplay {
         else { return nil }
         let ids = IDMap(live: live, recorded: original)
         guard !ids.isEmpty else { return nil }
-        let encoding = headers["Content-Encoding"]
-        let coding = ContentCoding(header: encoding)
-        if encoding != nil && coding == nil { return nil }
-        let content: [UInt8]
-        switch body {
-        case .bytes(let bytes):
-            if let coding {
-                guard let decoded = coding.decode(bytes) else { return nil }
-                content = decoded
-            } else {
-                content = bytes
-            }
-        case .recorded(let chunks) where coding == nil: content = chunks.joinedBytes
-        default: return nil
-        }
-        let splices =
+        return AnswerSplicing.rewrite(answer) { content, headers in
             headers.announcesEventStream
-            ? eventSplices(in: content, ids: ids) : jsonSplices(in: content, range: 0..<content.count, ids: ids)
-        guard !splices.isEmpty else { return nil }
-        let rewritten: Answer.Body
-        let length: Int
-        switch body {
-        case .recorded(let chunks):
-            let pieces = apply(splices, to: chunks)
-            rewritten = .recorded(pieces)
-            length = pieces.reduce(0) { $0 + $1.bytes.count }
-        default:
-            let plain = apply(splices, to: content)
-            let bytes = coding?.encode(plain) ?? plain
-            rewritten = .bytes(bytes)
-            length = bytes.count
+                ? eventSplices(in: content, ids: ids) : jsonSplices(in: content, range: 0..<content.count, ids: ids)
         }
-        if headers["Content-Length"] != nil { headers.replaceOrAdd(name: "Content-Length", value: String(length)) }
-        var copy = answer
-        copy.outcome = .response(status: status, headers: headers, body: rewritten)
-        copy.replay = nil
-        return copy
     }
 
-    /// Recorded request ids (as keys) and the live ids that replace them (as the client wrote them).
+    /// Recorded request ids (as keys) and the live ids that replace them (as the client wrote them); the
+    /// same for MCP progress tokens, which progress notifications carry back.
     struct IDMap {
         private var replacements: [JSONValue: [UInt8]] = [:]
+        private var progressTokens: [JSONValue: [UInt8]] = [:]
 
         /// Pairs each recorded request with the live one in the same place; a pair whose ids are equal, or
         /// where either is a notification, replaces nothing.
         init(live: [JSONObject], recorded: [JSONObject]) {
             for (liveRequest, recordedRequest) in zip(live, recorded) {
+                if let liveToken = JSONRPCMessage.progressToken(of: liveRequest),
+                    let recordedToken = JSONRPCMessage.progressToken(of: recordedRequest), liveToken != recordedToken
+                {
+                    let key = Self.key(recordedToken)
+                    if progressTokens[key] == nil { progressTokens[key] = JSONWriter().write(liveToken) }
+                }
                 guard let liveID = liveRequest["id"], let recordedID = recordedRequest["id"], !recordedID.isNull,
                     liveID != recordedID
                 else { continue }
@@ -86,10 +57,13 @@ enum JSONRPCReplay {
             }
         }
 
-        var isEmpty: Bool { replacements.isEmpty }
+        var isEmpty: Bool { replacements.isEmpty && progressTokens.isEmpty }
 
         /// The bytes of the live id that replaces `id`, if it was a recorded request's.
         func replacement(for id: JSONValue) -> [UInt8]? { replacements[Self.key(id)] }
+
+        /// The bytes of the live progress token that replaces `token`, if it was a recorded request's.
+        func replacement(forProgressToken token: JSONValue) -> [UInt8]? { progressTokens[Self.key(token)] }
 
         /// `1`, `1.0` and `1e0` are one id; `1` and `"1"` are two.
         private static func key(_ id: JSONValue) -> JSONValue {
@@ -108,16 +82,39 @@ enum JSONRPCReplay {
         let start = scanner.skippingWhitespace(from: range.lowerBound)
         switch json {
         case .object(let object):
-            return idSplice(object, at: start, scanner: &scanner, ids: ids).map { [$0] } ?? []
+            return splice(object, at: start, scanner: &scanner, ids: ids).map { [$0] } ?? []
         case .array(let elements):
             let spans = scanner.elements(ofArrayAt: start)
             guard spans.count == elements.count else { return [] }
             return zip(elements, spans).compactMap { element, span in
-                element.objectValue.flatMap { idSplice($0, at: span.lowerBound, scanner: &scanner, ids: ids) }
+                element.objectValue.flatMap { splice($0, at: span.lowerBound, scanner: &scanner, ids: ids) }
             }
         default:
             return []
         }
+    }
+
+    /// The splice that gives `object`, written at `start`, the live id (a response) or progress token (a
+    /// progress notification), when a recorded request had the one it carries.
+    private static func splice(_ object: JSONObject, at start: Int, scanner: inout Spans, ids: IDMap) -> Splice? {
+        idSplice(object, at: start, scanner: &scanner, ids: ids)
+            ?? progressSplice(object, at: start, scanner: &scanner, ids: ids)
+    }
+
+    /// The splice that gives an MCP progress notification (`notifications/progress`), written at `start`,
+    /// the live request's progress token in `params.progressToken`.
+    private static func progressSplice(_ object: JSONObject, at start: Int, scanner: inout Spans, ids: IDMap)
+        -> Splice?
+    {
+        guard object["jsonrpc"] == .string("2.0"), object["method"] == .string("notifications/progress"),
+            let token = object["params"]?.objectValue?["progressToken"],
+            let replacement = ids.replacement(forProgressToken: token),
+            let params = scanner.members(ofObjectAt: start).first(where: { scanner.isKey($0.key, "params") })?.value,
+            let span = scanner.members(ofObjectAt: params.lowerBound).first(where: {
+                scanner.isKey($0.key, "progressToken")
+            })?.value
+        else { return nil }
+        return Splice(range: span, bytes: replacement)
     }
 
     /// The splice that gives `object`, written at `start`, the live id, when it is a JSON-RPC response
@@ -177,44 +174,5 @@ enum JSONRPCReplay {
         }
         endEvent()
         return splices
-    }
-
-    /// `bytes` with the splices (in order, not overlapping) made.
-    static func apply(_ splices: [Splice], to bytes: [UInt8]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count + 16 * splices.count)
-        var cursor = 0
-        for splice in splices {
-            output += bytes[cursor..<splice.range.lowerBound]
-            output += splice.bytes
-            cursor = splice.range.upperBound
-        }
-        output += bytes[cursor...]
-        return output
-    }
-
-    /// `chunks` with the splices (positions in their joined bytes) made; each chunk keeps its offset, and a
-    /// splice that crosses from one chunk into the next is made in the first.
-    static func apply(_ splices: [Splice], to chunks: [ResponseChunk]) -> [ResponseChunk] {
-        var pending = splices[...]
-        var start = 0
-        var cursor = 0
-        return chunks.map { chunk in
-            let end = start + chunk.bytes.count
-            var bytes: [UInt8] = []
-            var position = max(start, cursor)
-            while let splice = pending.first, splice.range.lowerBound < end {
-                pending.removeFirst()
-                if splice.range.lowerBound > position {
-                    bytes += chunk.bytes[(position - start)..<(splice.range.lowerBound - start)]
-                }
-                bytes += splice.bytes
-                position = max(position, splice.range.upperBound)
-            }
-            if position < end { bytes += chunk.bytes[(position - start)...] }
-            cursor = max(cursor, position)
-            start = end
-            return ResponseChunk(offsetMilliseconds: chunk.offsetMilliseconds, bytes: bytes)
-        }
     }
 }

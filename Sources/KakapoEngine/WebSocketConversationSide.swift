@@ -116,6 +116,6 @@ final class WebSocketConversationSide: WebSocketServerSide {
         let bytes = Array(text.utf8)
         let splices = JSONRPCReplay.jsonSplices(in: bytes, range: 0..<bytes.count, ids: ids)
         guard !splices.isEmpty else { return payload }
-        return .text(String(decoding: JSONRPCReplay.apply(splices, to: bytes), as: UTF8.self))
+        return .text(String(decoding: AnswerSplicing.apply(splices, to: bytes), as: UTF8.self))
     }
 }

@@ -213,7 +213,9 @@ struct TrustSecretsTests {
         #expect(try await KakapoProcess.run(["cassette", "lint", directory + "/api.json"]).status == 0)
     }
 
-    @Test("--no-redact keeps a name; --redact-all-except redacts every name not listed")
+    @Test(
+        "--no-redact keeps a name; --redact-all-except redacts every name not listed; --redact NAME redacts one anywhere"
+    )
     func keepAndAllowlist() async throws {
         let upstream = try await Self.api()
         defer { Task { await upstream.stop() } }
@@ -224,6 +226,7 @@ struct TrustSecretsTests {
                 ["--redact-all-except", "X-Trace", "--redact-all-except", "page", "--redact-all-except", "user"],
                 "allow.json"
             ),
+            (["--redact", "theme", "--redact", "x-trace"], "named.json"),
         ] {
             let recorder = try KakapoProcess(
                 ["record", "--upstream", upstream.baseURL, "--cassette", directory + "/" + file, "--port", "0"]
@@ -250,6 +253,20 @@ struct TrustSecretsTests {
         #expect(allowed.contains("/me?page=2&lang=[REDACTED]"))
         #expect(allowed.contains(#""user": "ada""#) && !allowed.contains("dark"))
         #expect(allowed.contains(#"["Content-Type", "application/json"]"#), "framing headers are kept")
+
+        let named = try String(contentsOfFile: directory + "/named.json", encoding: .utf8)
+        #expect(named.contains(#"["X-Trace", "[REDACTED]"]"#), "\(named)")
+        // The request's member; the upstream's echo of the body as a string keeps "dark", a value shorter than
+        // the six bytes an echo must have to be searched for.
+        #expect(named.contains(#""theme": "[REDACTED]""#) && !named.contains(#""theme": "dark""#))
+        #expect(named.contains(#""user": "ada""#) && named.contains("lang=en"))
+        let both = try await KakapoProcess.run(
+            [
+                "record", "--upstream", upstream.baseURL, "--cassette", directory + "/x.json", "--redact", "Theme",
+                "--no-redact", "theme",
+            ])
+        #expect(both.status != 0)
+        #expect(both.error.contains("--redact and --no-redact both name"), "\(both.error)")
     }
 
     @Test("verify: a redacted value is not drift, a live token is never printed, and --update keeps a 2xx over a 401")

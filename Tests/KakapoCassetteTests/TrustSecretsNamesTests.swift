@@ -64,6 +64,8 @@ struct TrustSecretsNamesTests {
             clean.request.target == "/a?next=[REDACTED]&page=2", "a request value goes whole, so matching ignores it")
         #expect(clean.response.headers["X-Trace"] == "Bearer [REDACTED]")
         let json = try JSONParser.parse(clean.response.body)
+        // In a response only the secret goes; found by its shape before echoes are looked for, it keeps the
+        // plain placeholder (an echo is labelled only when no name or shape took it first).
         #expect(json["note"] == "see [REDACTED]", "in a response only the secret goes")
         #expect(json["link"] == "https://s3/x?X-Amz-Signature=[REDACTED]&X-Amz-Date=20260101")
         #expect(json["owner"] == "[REDACTED]")
@@ -82,7 +84,9 @@ struct TrustSecretsNamesTests {
             recordedAt: "2026-11-22T00:00:00.000Z", durationMilliseconds: 1)
         let clean = redactor.redact(interaction).interaction
         #expect(String(decoding: clean.request.body, as: UTF8.self) == "user=ada&passwd=[REDACTED]")
-        #expect(String(decoding: clean.response.body, as: UTF8.self) == "<p>[REDACTED] is too weak</p>")
+        #expect(
+            String(decoding: clean.response.body, as: UTF8.self) == "<p>[REDACTED](request form passwd) is too weak</p>"
+        )
         let keeping = redactor.adding(headers: [], queryParameters: [], keeping: ["passwd"])
         #expect(keeping.redact(interaction).interaction == interaction)
     }

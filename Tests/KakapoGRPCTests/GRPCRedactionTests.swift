@@ -115,10 +115,10 @@ struct GRPCRedactionTests {
         #expect(text.contains(#""apiKey": "[REDACTED]""#), "\(text)")
         #expect(text.contains(#""label": "main""#) && text.contains("ordinary note"), "\(text)")
         #expect(text.contains(#""accessToken": "[REDACTED]""#) && text.contains("welcome ada"), "\(text)")
-        // Without the descriptor set names are unknown: only the JWT goes, the rest of the bytes stay.
+        // Without the descriptor set names are unknown, but the method signs in: every text field goes.
         let (valuesOnly, _) = Redactor().redact(interaction)
-        let kept = String(decoding: valuesOnly.request.body, as: UTF8.self)
-        #expect(kept.contains("hunter2") && !kept.contains("eyJ"))
+        let kept = String(decoding: valuesOnly.request.body + valuesOnly.response.body, as: UTF8.self)
+        #expect(!kept.contains("hunter2") && !kept.contains("eyJ") && !kept.contains("opaque-access"), "\(kept)")
         // A kept name (--no-redact password) stays.
         let keeping = Redactor().adding(headers: [], queryParameters: [], keeping: ["password"])
         let partial = Self.text(keeping.redact(interaction, schema: schema).interaction, schema: schema)
@@ -153,6 +153,40 @@ struct GRPCRedactionTests {
         let (clean, names) = Redactor().redact(interaction)
         #expect(try Self.messages(clean.response.body) == [Self.field(1, "you sent [REDACTED]")])
         #expect(names.contains("echoed secret"), "\(names)")
+    }
+
+    @Test(
+        "etcd's Authenticate without a descriptor set: the password and the token are redacted, and the recording still matches"
+    )
+    func authenticationWithoutSchema() throws {
+        let password = "s3cret-pw"
+        let token = "mKEWbfQuKCjqDNYN.12"
+        // AuthenticateRequest {name = 1, password = 2}; AuthenticateResponse {header = 1 (varints), token = 2}.
+        let header = Self.field(1, [0x08, 0x96, 0x01, 0x10, 0x02, 0x18, 0x07])
+        let interaction = Self.call(
+            path: "/etcdserverpb.Auth/Authenticate", request: [Self.field(1, "root") + Self.field(2, password)],
+            reply: [header + Self.field(2, token)])
+        let (clean, names) = Redactor().redact(interaction)
+        let written = String(decoding: clean.request.body + clean.response.body, as: UTF8.self)
+        #expect(!written.contains(password) && !written.contains(token), "\(written)")
+        #expect(try Self.messages(clean.response.body) == [header + Self.field(2, "[REDACTED]")])
+        #expect(names.contains("authentication field"), "\(names)")
+        #expect(Redactor.isAuthenticationCall("/etcdserverpb.Auth/UserChangePassword"))
+        #expect(Redactor.isAuthenticationCall("/acme.Users/SignIn"))
+        #expect(!Redactor.isAuthenticationCall("/etcdserverpb.KV/Range"))
+        #expect(!Redactor.isAuthenticationCall("/demo.Greeter/SayHello"))
+        // Other calls keep their text: only shapes are redacted there.
+        let range = Self.call(
+            path: "/etcdserverpb.KV/Range", request: [Self.field(1, "foo")], reply: [Self.field(1, "bar")])
+        #expect(Redactor().redact(range).interaction.response.body == range.response.body)
+        // The live call (another password) finds the recording; a call with another structure does not.
+        let directory = try Fixtures.temporaryDirectory()
+        let session = CassetteSession(path: directory + "/etcd.json", cassette: Cassette(interactions: [clean]))
+        var live = interaction.request
+        live.body = [GRPCMessage(bytes: Self.field(1, "root") + Self.field(2, "another-pw"))].framed
+        #expect(session.play(live) != nil)
+        live.body = [GRPCMessage(bytes: Self.field(1, "root") + [0x18, 0x01])].framed
+        #expect(session.play(live) == nil)
     }
 
     @Test("gzip-compressed messages are read, redacted and compressed again")

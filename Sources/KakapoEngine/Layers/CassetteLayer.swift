@@ -3,8 +3,9 @@ import KakapoCassette
 import KakapoHTTP
 
 /// Recorded interactions, in the modes that replay: a hit is answered as recorded (a `HEAD` from a `GET`
-/// recording with its head only; a JSON-RPC answer with the ids of the live request, `JSONRPCReplay`); a
-/// stale one is re-recorded where the mode records.
+/// recording with its head only; a JSON-RPC answer with the ids of the live request, `JSONRPCReplay`; echoes
+/// of the request's secrets with the live request's values, `EchoReplay`); a stale one is re-recorded where
+/// the mode records.
 enum CassetteLayer: PipelineLayer {
     static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {
         guard exchange.mode.replays, let cassette = exchange.cassette, let hit = cassette.play(exchange.request)
@@ -65,9 +66,17 @@ enum CassetteLayer: PipelineLayer {
         answer.holdsOpen = hit.interaction.abandoned && !hit.interaction.brokenOff
         answer.trailers = response.trailers
         answer.interaction = hit.position
-        if let rewritten = JSONRPCReplay.answer(answer, to: exchange.request, recorded: hit.interaction.request) {
-            // The recorded answer with the live request's JSON-RPC ids: its bytes are this request's alone, so
-            // it has no replay position and the transport prepares it afresh.
+        var rewritten = JSONRPCReplay.answer(answer, to: exchange.request, recorded: hit.interaction.request)
+        if hit.echoes,
+            let given = EchoReplay.answer(
+                rewritten ?? answer, to: exchange.request, sources: hit.interaction.echoSources,
+                redactor: cassette.redactor)
+        {
+            rewritten = given
+        }
+        if let rewritten {
+            // The recorded answer with the live request's JSON-RPC ids or echoed values: its bytes are this
+            // request's alone, so it has no replay position and the transport prepares it afresh.
             return .now(rewritten)
         }
         // Only the server's own cassette: a session's positions are its own, and sessions come and go.
