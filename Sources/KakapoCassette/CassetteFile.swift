@@ -132,6 +132,22 @@ public enum CassetteFile {
 
     private static func temporaryPrefix(of name: String) -> String { "." + name + "." }
 
+    /// Why no cassette may have the file name `name`, or nil when one may. Kakapo keeps each cassette's
+    /// lock (`NAME.lock`), journal (`NAME.journal`) and temporary copies (`.NAME.PID.tmp`) beside it, so a
+    /// cassette named like one of them would share its lock or journal with another cassette, or be
+    /// removed as a dead process's leftover.
+    package static func reservedNameProblem(_ name: String) -> String? {
+        for suffix in [".lock", ".journal"] where name.hasSuffix(suffix) {
+            return
+                "a cassette's name may not end in \(suffix): Kakapo keeps each cassette's lock and journal under NAME.lock and NAME.journal"
+        }
+        if name.hasPrefix("."), name.hasSuffix(".tmp") {
+            return
+                "a cassette's name may not have the form .NAME.tmp: Kakapo writes its temporary copies under such names"
+        }
+        return nil
+    }
+
     /// Removes the temporary files (`temporaryPath`) of the cassette at `path` and of its journal that
     /// processes killed while writing left, for processes that are gone (a live one may be writing its own).
     static func removeTemporariesOfDeadProcesses(besides path: String) {

@@ -45,6 +45,9 @@ package final class CassetteLock: Sendable {
     /// `CassetteError.Code.locked`, naming the holder, when another writer (in this process or another)
     /// holds it, and `notWritable` when the lock file cannot be made.
     package static func acquire(for cassettePath: String, purpose: Purpose) throws(CassetteError) -> CassetteLock {
+        if let problem = CassetteFile.reservedNameProblem(URL(fileURLWithPath: cassettePath).lastPathComponent) {
+            throw CassetteError(code: .notWritable, file: cassettePath, message: problem)
+        }
         let path = Self.path(for: cassettePath)
         let mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
         // A holder that releases removes the file; a writer that opened it just before then locks a file

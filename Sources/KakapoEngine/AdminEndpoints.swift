@@ -93,13 +93,20 @@ package enum AdminEndpoints {
     /// The refusal (403) for an admin request a web page could have made, checked for requests that came
     /// through a socket; nil when it may go on. A page in a browser can send simple requests (a `text/plain`
     /// or form POST) to loopback without asking first (CSRF), and a host name it controls can be pointed at
-    /// 127.0.0.1 (DNS rebinding). So, unless the request carries the configured admin token (which a page
-    /// cannot add without asking): its `Host` must be a loopback name or the listening address, and a
-    /// request that changes something must send JSON (a DELETE without a body needs none) and come from no
-    /// page or one of Kakapo's own origins.
-    package static func browserRefusal(_ request: HTTP.Request, listening: ListeningAddress, pipeline: RequestPipeline)
-        -> Answer?
-    {
+    /// 127.0.0.1 (DNS rebinding). And the proxy port serves the app's own pages (replayed and recorded
+    /// answers, which a committed cassette or a hostile upstream may fill with script), so a page there is
+    /// same-origin with the proxy port's admin endpoints. So, unless the request carries the configured
+    /// admin token (which a page cannot add without asking):
+    /// - its `Host` must be a loopback name or the listening address;
+    /// - on the proxy port (`onAdminListener` false), no admin endpoint but health answers a request a page
+    ///   sent (`pageMark`), whatever its origin; the inspector's files redirect to the admin listener;
+    /// - on the admin listener, a request from another origin or site is refused (the page's own files
+    ///   excepted, so a redirect or a link can open the inspector), and a change must send JSON (a DELETE
+    ///   without a body needs none) from no page or the admin listener's own.
+    package static func browserRefusal(
+        _ request: HTTP.Request, listening: ListeningAddress, onAdminListener: Bool = false,
+        pipeline: RequestPipeline
+    ) -> Answer? {
         if let token = pipeline.configuration.adminToken,
             ConstantTime.isBearer(request.headers["Authorization"], token: token)
         {
@@ -108,6 +115,21 @@ package enum AdminEndpoints {
         let why: String
         if let host = request.headers["Host"], !listening.acceptsHostHeader(host) {
             why = "Host \"\(host)\" is not a loopback name or the listening address (DNS rebinding?)"
+        } else if !onAdminListener,
+            let redirect = InspectorEndpoints.redirectToAdminListener(request, pipeline: pipeline)
+        {
+            return redirect
+        } else if !onAdminListener, request.path != healthPath, let mark = pageMark(request) {
+            let elsewhere =
+                pipeline.listeners.withLock { $0.admin }.map {
+                    "; pages use the admin listener on port \($0) (the inspector is at http://127.0.0.1:\($0)\(InspectorEndpoints.uiPath))"
+                } ?? ""
+            why =
+                "the proxy port serves the app's pages, so its admin endpoints do not answer a web page's request (\(mark))\(elsewhere)"
+        } else if onAdminListener, !InspectorEndpoints.isPageFile(request),
+            let foreign = foreignSite(request, listening)
+        {
+            why = foreign
         } else if let refused = mutationRefusal(request, listening: listening) {
             why = refused
         } else {
@@ -121,6 +143,41 @@ package enum AdminEndpoints {
                         "the admin endpoints refused this request: \(why); send the admin token (--admin-token) to be let through"
                     )
                 ], status: 403))
+    }
+
+    static let healthPath = "/__kakapo/health"
+
+    /// The admin listener's 404 for a request that is not for `/__kakapo/*`: it serves no app content.
+    package static func notAdmin(_ request: HTTP.Request, pipeline: RequestPipeline) -> Answer {
+        let proxy = pipeline.listeners.withLock { $0.proxy }.map { " (the proxy listens on port \($0))" } ?? ""
+        return answer(
+            .error(
+                "this is Kakapo's admin listener: it answers /__kakapo/* only; send the app's requests to the proxy port\(proxy)",
+                status: 404))
+    }
+
+    /// What shows that a web page sent `request`, or nil: an `Origin` (every browser sends one with a
+    /// request that changes something, and with any cross-origin one), or a `Sec-Fetch-Site` other than
+    /// `none` (sent with every request a page makes to a loopback address; `none` is the user typing the
+    /// URL). Command-line clients and SDKs send neither (Node's fetch sends `Sec-Fetch-Mode` only).
+    static func pageMark(_ request: HTTP.Request) -> String? {
+        if let origin = request.headers["Origin"] { return "Origin: \(origin.prefix(100))" }
+        if let site = request.headers["Sec-Fetch-Site"], site.lowercased() != "none" {
+            return "Sec-Fetch-Site: \(site.prefix(40))"
+        }
+        return nil
+    }
+
+    /// Why a request to the admin listener came from another origin or site (a page served by the proxy
+    /// port is same-site with it), or nil.
+    private static func foreignSite(_ request: HTTP.Request, _ listening: ListeningAddress) -> String? {
+        if let origin = request.headers["Origin"], !listening.isOwnOrigin(origin) {
+            return "Origin \"\(origin.prefix(100))\" is not the admin listener's own (a web page's request?)"
+        }
+        if let site = request.headers["Sec-Fetch-Site"]?.lowercased(), site == "cross-site" || site == "same-site" {
+            return "Sec-Fetch-Site: \(site) (a request from another page)"
+        }
+        return nil
     }
 
     /// Why a request that changes something may not have come from Kakapo's own tools: a body that is not
@@ -213,7 +270,7 @@ package enum AdminEndpoints {
         if let refused = refusal(request, fromLoopback: fromLoopback, pipeline: pipeline) { return refused }
         if let answer = InspectorEndpoints.answer(request, pipeline: pipeline) { return answer }
         switch (request.method, request.path) {
-        case (.get, "/__kakapo/health"):
+        case (.get, healthPath):
             var body: JSONObject = [
                 "status": "ok", "version": .string(KakapoVersion.current),
                 "mode": .string(pipeline.configuration.mode.rawValue),
@@ -227,6 +284,13 @@ package enum AdminEndpoints {
                     "directory": .string(sessions.root), "open": .number(JSONNumber(sessions.openCount)),
                 ]
             }
+            // Where the app's requests go and where pages may use the admin API (the inspector builds its
+            // curl commands for the proxy port from this).
+            let ports = pipeline.listeners.withLock { $0 }
+            var listeners = JSONObject()
+            if let proxy = ports.proxy { listeners["proxy"] = .number(JSONNumber(proxy)) }
+            if let admin = ports.admin { listeners["admin"] = .number(JSONNumber(admin)) }
+            if !listeners.isEmpty { body["listeners"] = .object(listeners) }
             return Answer(response: .json(.object(body), status: 200), source: .admin)
         case (.get, "/__kakapo/requests"):
             return Answer(response: .json(pipeline.journal.json, status: 200), source: .admin)

@@ -100,13 +100,21 @@ public final class Engine: Sendable {
                 directory: directory, timeout: .milliseconds(Int(timeout * 1000)), defaultMode: sessionMode,
                 defaultMatching: configuration.matching, redactor: configuration.redactor,
                 repeatPolicy: configuration.repeatPolicy, hasUpstream: upstream != nil,
-                proxyUser: configuration.forwardProxy?.credentials?.user, logger: logger)
+                proxyUser: configuration.forwardProxy?.credentials?.user,
+                drainLimit: Self.drainLimit(configuration.shutdownGracePeriod), logger: logger)
         }
         self.configuration = configuration
         self.logger = logger
         self.pipeline = RequestPipeline(
             configuration: configuration, session: session, upstream: upstream, journal: RequestJournal(),
             sessions: sessions, logger: logger)
+    }
+
+    /// How long ending a session waits for its answers and streams: the grace period (seconds), within 0 to
+    /// a day.
+    private static func drainLimit(_ grace: Double) -> Duration {
+        guard grace.isFinite else { return .seconds(10) }
+        return .milliseconds(Int(max(0, min(grace, 86_400)) * 1000))
     }
 
     /// Builds an engine from the essentials: a cassette (nil for none: routes and the Store only), a mode,

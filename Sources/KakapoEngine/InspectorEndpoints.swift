@@ -27,13 +27,33 @@ enum InspectorEndpoints {
         ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-cache"),
     ]
 
+    /// Whether `request` is for one of the page's files (`/__kakapo/ui`, `/__kakapo/ui/...`).
+    static func isPageFile(_ request: HTTP.Request) -> Bool {
+        request.path == uiPath || request.path.hasPrefix(uiPath + "/")
+    }
+
+    /// On the proxy port, a 307 to the same file on the admin listener for a request for the page's files;
+    /// nil for any other request, or when there is no admin listener. The page's address keeps the host the
+    /// request named (a loopback name: the `Host` rules were checked before).
+    static func redirectToAdminListener(_ request: HTTP.Request, pipeline: RequestPipeline) -> Answer? {
+        guard isPageFile(request), let port = pipeline.listeners.withLock({ $0.admin }) else { return nil }
+        var host = "127.0.0.1"
+        if let given = request.headers["Host"], let (name, _) = RequestOrigin.splitAuthority(given), !name.isEmpty {
+            host = name.contains(":") && !name.hasPrefix("[") ? "[\(name)]" : name
+        }
+        var response = HTTP.Response(status: 307)
+        response.headers.add(name: "Location", value: "http://\(host):\(port)\(request.target)")
+        response.headers.add(name: "Cache-Control", value: "no-store")
+        return Answer(response: response, source: .admin)
+    }
+
     /// The answer for a file of the page, or nil for any other request. The files hold no data, so with an
     /// admin token they are served without it (a browser's navigation cannot send it; the page asks for
     /// it); without one, only on loopback, as the rest of the admin API. The `Host` rules were checked by
     /// the transport before (`AdminEndpoints.browserRefusal`).
     static func pageFile(_ request: HTTP.Request, fromLoopback: Bool, pipeline: RequestPipeline) -> Answer? {
         let path = request.path
-        guard path == uiPath || path.hasPrefix(uiPath + "/") else { return nil }
+        guard isPageFile(request) else { return nil }
         if pipeline.configuration.adminToken == nil,
             let refused = AdminEndpoints.refusal(request, fromLoopback: fromLoopback, pipeline: pipeline)
         {
@@ -102,7 +122,13 @@ enum InspectorEndpoints {
             // A browser that reconnects sends the last id it had; one that is not ours means from the start.
             after = Self.number(last.trimmingCharacters(in: .whitespaces)[...])
         }
-        let live = pipeline.inspectorEvents.open(after: after, backlog: backlog)
+        guard let live = pipeline.inspectorEvents.open(after: after, backlog: backlog) else {
+            var response = HTTP.Response.error(
+                "\(InspectorEvents.readerLimit) readers follow the events already: close an inspector tab, or try again later",
+                status: 503)
+            response.headers.add(name: "Retry-After", value: "5")
+            return Answer(response: response, source: .admin)
+        }
         let headers = HTTP.Headers([
             ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
             ("X-Content-Type-Options", "nosniff"),

@@ -20,6 +20,11 @@ package final class InspectorEvents: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var closed = false
     private let nextReader = Atomic<Int>(0)
+    /// Readers opened and not yet let go (counted at once, where `readers` is filled on `queue` later).
+    private let openReaders = Atomic<Int>(0)
+    /// The most readers that may follow the events at once: each may hold up to `window` bytes its client
+    /// has not taken, so their number is bounded as well as their size.
+    package static let readerLimit = 32
     /// How often queued events go out.
     let interval: DispatchTimeInterval
     /// How long a stream may stay silent before it gets a `: keep-alive` comment.
@@ -67,8 +72,13 @@ package final class InspectorEvents: @unchecked Sendable {
     }
 
     /// Opens a stream: the events held after `after` (all of them for nil), unless `backlog` is false, then
-    /// each new one. The answer's body; it ends at `finishAll`.
-    package func open(after: Int?, backlog: Bool) -> LiveResponse {
+    /// each new one. The answer's body; it ends at `finishAll`. Nil when `readerLimit` readers follow
+    /// already.
+    package func open(after: Int?, backlog: Bool) -> LiveResponse? {
+        guard openReaders.add(1, ordering: .relaxed).newValue <= Self.readerLimit else {
+            openReaders.subtract(1, ordering: .relaxed)
+            return nil
+        }
         let number = nextReader.wrappingAdd(1, ordering: .relaxed).newValue
         let resumer = TransferResumer { [weak self] in
             guard let self else { return }
@@ -82,6 +92,7 @@ package final class InspectorEvents: @unchecked Sendable {
         let start = backlog ? (after ?? 0) : max(after ?? 0, log.lastID)
         queue.async { [self] in
             if closed {
+                openReaders.subtract(1, ordering: .relaxed)
                 live.finish()
                 return
             }
@@ -105,6 +116,7 @@ package final class InspectorEvents: @unchecked Sendable {
             tick()
             closed = true
             for reader in readers { reader.live.finish() }
+            openReaders.subtract(readers.count, ordering: .relaxed)
             readers = []
             stopTimer()
             log.follow(false)
@@ -137,6 +149,7 @@ package final class InspectorEvents: @unchecked Sendable {
         let (bytes, ends) = Self.encode(events)
         let ids = events.map(\.id)
         let now = DispatchTime.now().uptimeNanoseconds
+        let before = readers.count
         readers.removeAll { reader in
             if reader.live.isCancelled {
                 // The client left: the stream still ends, so its connection's answer is over and no longer in
@@ -169,6 +182,7 @@ package final class InspectorEvents: @unchecked Sendable {
             }
             return false
         }
+        openReaders.subtract(before - readers.count, ordering: .relaxed)
         if readers.isEmpty {
             stopTimer()
             log.follow(false)

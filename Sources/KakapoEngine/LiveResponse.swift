@@ -42,6 +42,8 @@ public final class LiveResponse: Sendable {
         var consumer: (@Sendable (Event) -> Void)?
         /// Runs (once) when the consumer leaves before the end: the recording of an abandoned stream.
         var onAbandoned: (@Sendable () -> Void)?
+        /// Run once when the upstream is done (`whenFinished`).
+        var onFinished: [@Sendable () -> Void] = []
         var events: [ResponseChunk] = []
         var pending: [UInt8] = []
         var pendingOffset: Double?
@@ -177,16 +179,28 @@ public final class LiveResponse: Sendable {
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
     func finish(broken: Bool = false, trailers: HTTP.Headers = HTTP.Headers()) {
-        let consumer = state.withLock { state -> (@Sendable (Event) -> Void)? in
+        let (consumer, finished) = state.withLock { state -> ((@Sendable (Event) -> Void)?, [@Sendable () -> Void]) in
             state.finished = true
             state.onAbandoned = nil
             state.trailers = trailers
             state.broken = broken
             state.events = state.eventsSoFar
             state.pending = []
-            return state.consumer
+            defer { state.onFinished = [] }
+            return (state.consumer, state.onFinished)
         }
         consumer?(broken ? .broken : .end)
+        for action in finished { action() }
+    }
+
+    /// Runs `action` once the upstream is done (`finish`), at once when it is already.
+    func whenFinished(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.finished { return true }
+            state.onFinished.append(action)
+            return false
+        }
+        if now { action() }
     }
 
     /// Starts delivering to `consumer`: what arrived so far at once, the rest as it comes.

@@ -39,6 +39,12 @@ public struct ProxyConfiguration: Sendable {
     /// send: a `Host` that is not loopback or the listening address, and changes that are not JSON or come
     /// with a foreign `Origin` (`AdminEndpoints.browserRefusal`).
     public var adminToken: String?
+    /// The port of the admin listener (0 for a free one): a second socket on `host` that answers only
+    /// `/__kakapo/*` and serves the inspector, so no page Kakapo serves for the app (a replayed or recorded
+    /// HTML answer) shares an origin with anything that changes Kakapo or reads files. On the proxy port the
+    /// admin endpoints then answer only clients that are not web pages (no `Origin` or `Sec-Fetch-*`),
+    /// and `/__kakapo/ui` redirects to the admin listener. Nil: no admin listener.
+    public var adminPort: Int?
     /// How long shutdown waits for requests in flight, in seconds.
     public var shutdownGracePeriod: Double
     /// Event loop threads; defaults to the number of cores.

@@ -65,8 +65,36 @@ extension RecordFilter.Pattern {
         /// `#fragment`), each as segments in the spelling matching uses. First the path libcurl sends: up to
         /// the first `?` or `#`, its `.` and `..` segments resolved. Then, when that path still spells a
         /// dot-segment in a way libcurl sends as it is but many servers resolve (`%2e` for a dot, `%2f`,
-        /// `%5c` or `\` for the `/` before it), that path with those resolved too. Linear in the target.
+        /// `%5c` or `\` for the `/` before it), that path with those resolved too. Then each of those as a
+        /// server that merges slashes and drops `;` parameters reads it (`lenientReading`), when that differs.
+        /// Linear in the target.
         static func readings(of target: String) -> [[Substring]] {
+            let strict = strictReadings(of: target)
+            var all = strict
+            for reading in strict {
+                if let lenient = lenientReading(reading), !all.contains(lenient) { all.append(lenient) }
+            }
+            return all
+        }
+
+        /// How a server that merges slashes (nginx's `merge_slashes`, Python's http.server) and drops path
+        /// parameters (`/live;jsessionid=1/x`, read by Tomcat and Jetty as `/live/x`) reads `segments`: empty
+        /// segments go (a trailing one stays), each segment loses what follows its first `;`, and the
+        /// dot-segments that leaves (`/..;/`) are resolved. Nil when that changes nothing.
+        private static func lenientReading(_ segments: [Substring]) -> [Substring]? {
+            guard segments.dropLast().contains(where: \.isEmpty) || segments.contains(where: { $0.contains(";") })
+            else { return nil }
+            var kept: [Substring] = []
+            for (index, segment) in segments.enumerated() {
+                let bare = segment.prefix { $0 != ";" }
+                if bare.isEmpty && index != segments.count - 1 { continue }
+                kept.append(bare)
+            }
+            return resolvingDotSegments(kept)
+        }
+
+        /// `readings(of:)` before merging slashes and dropping parameters.
+        private static func strictReadings(of target: String) -> [[Substring]] {
             let end = target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.endIndex
             let sent = "/" + resolvingDotSegments(segments(of: target[..<end])).joined(separator: "/")
             let asSent = segments(of: sent.percentEncodingNormalized()[...])

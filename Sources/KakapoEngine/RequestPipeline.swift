@@ -35,6 +35,8 @@ public final class RequestPipeline: Sendable {
     package let unrecorded = UnrecordedAnswers()
     /// Stale recordings replayed so far (positions), for the summary.
     let staleReplays = Mutex<Set<Int>>([])
+    /// The ports Kakapo listens on once started: the proxy's, and the admin listener's (nil when none).
+    package let listeners = Mutex<(proxy: Int?, admin: Int?)>((nil, nil))
     /// The folder that file names in routes added through the admin API are relative to.
     let runtimeDirectory = Mutex(FileManager.default.currentDirectoryPath)
     /// The routes-file resources in force with their seeds, to make a session's own Store from.

@@ -48,10 +48,25 @@ package final class SessionRegistry: Sendable {
     /// The most sessions open at once; a POST past it gets 503.
     static let maximumSessions = 4096
 
+    /// The most sessions that record at once: an eighth of what the process may open beyond 256 descriptors
+    /// (each takes two), at least 8 and at most `maximumSessions`. With the usual 1,024 that is 96.
+    package static let recordingLimit: Int = {
+        var limit = rlimit()
+        #if os(Linux)
+            let read = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        #else
+            let read = getrlimit(RLIMIT_NOFILE, &limit)
+        #endif
+        guard read == 0 else { return 96 }
+        // Unlimited (RLIM_INFINITY, all ones) counts as a million.
+        let open = min(UInt64(limit.rlim_cur), 1 << 20)
+        return Int(min(UInt64(maximumSessions), max(8, open > 256 ? (open - 256) / 8 : 0)))
+    }()
+
     init(
         directory: String, timeout: Duration, defaultMode: ProxyMode, defaultMatching: MatchOptions,
         redactor: Redactor, repeatPolicy: InteractionIndex.RepeatPolicy, hasUpstream: Bool, proxyUser: String? = nil,
-        logger: Logger
+        drainLimit: Duration = .seconds(10), logger: Logger
     ) throws(ProxyError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -68,6 +83,7 @@ package final class SessionRegistry: Sendable {
         self.repeatPolicy = repeatPolicy
         self.hasUpstream = hasUpstream
         self.proxyUser = proxyUser
+        self.drainLimit = drainLimit
         self.logger = logger
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         self.sweepInterval = min(max(seconds / 4, 0.05), 5)
@@ -167,6 +183,18 @@ package final class SessionRegistry: Sendable {
                     ], status: 503)
             }
             if mode.records {
+                // Each recording session holds two descriptors (its cassette's lock and journal) until it ends:
+                // bounded, so sessions left open cannot take the descriptors connections need.
+                if state.recording.count >= Self.recordingLimit {
+                    var refused = HTTP.Response.json(
+                        [
+                            "error": .string(
+                                "\(Self.recordingLimit) sessions record already (each holds a lock and a journal open): end some (DELETE /__kakapo/sessions/{id}) or replay (\"mode\": \"none\")"
+                            )
+                        ], status: 503)
+                    refused.headers.add(name: "Retry-After", value: "1")
+                    return refused
+                }
                 guard state.recording.insert(path).inserted else {
                     return .json(
                         [
@@ -238,14 +266,17 @@ package final class SessionRegistry: Sendable {
         return .json(session.summary(saveError: saveError), status: saveError == nil ? 200 : 500)
     }
 
-    /// How long ending a session waits for its requests in flight to be answered (and recorded).
-    static let drainLimit: Duration = .seconds(10)
+    /// How long ending a session waits for its requests in flight to be answered (and recorded), streamed
+    /// answers included: the server's grace period.
+    let drainLimit: Duration
 
     /// Saves and releases a session already taken out of the registry; the save error, if any.
     private func end(_ session: TestSession) -> String? {
         var saveError: String?
-        // Requests still in flight record before they answer: their recordings go in the save.
-        session.waitUntilIdle(within: Self.drainLimit)
+        // Requests still in flight record before they answer, and streams when they end: their recordings go
+        // in the save. Streams still going after the wait are recorded as they stand, marked abandoned.
+        session.waitUntilIdle(within: drainLimit)
+        session.cutOpenStreams()
         if session.mode.records {
             // WebSocket conversations still open are recorded as they stand before the cassette closes (this
             // runs on the sessions' queue, never on an event loop, so it may wait for them).
@@ -298,6 +329,9 @@ package final class SessionRegistry: Sendable {
         let components = name.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let file = components.last, file != ".", file != ".." else { throw leaves("names no file") }
         if components.contains("..") { throw leaves("leaves the session directory (..)") }
+        if let problem = CassetteFile.reservedNameProblem(file) {
+            throw ProxyError(code: .configuration, message: "\"cassette\": \(name): \(problem)")
+        }
         var folder = root
         for component in components.dropLast() where component != "." {
             let next = folder + "/" + component

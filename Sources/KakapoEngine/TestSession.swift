@@ -30,6 +30,10 @@ final class TestSession: Sendable {
         var missCount = 0
         /// Threads waiting for `inFlight` to reach zero (`waitUntilIdle`).
         var idleWaiters: [DispatchSemaphore] = []
+        /// Streamed answers being recorded (each also counted in `inFlight`), by number: what records each
+        /// as it stands when the session ends before it does.
+        var openStreams: [Int: @Sendable () -> Void] = [:]
+        var nextStream = 0
     }
 
     init(
@@ -62,6 +66,29 @@ final class TestSession: Sendable {
             return state.idleWaiters
         }
         for waiter in waiters { waiter.signal() }
+    }
+
+    /// A streamed answer of this session starts being recorded: the session is in use until the returned
+    /// release runs (once its recording is handed over), and `cut` records it as it stands should the
+    /// session end first (`cutOpenStreams`). The release may run any number of times; the first counts.
+    func holdStream(cut: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let number = state.withLock { state -> Int in
+            state.lastUsed = .now
+            state.inFlight += 1
+            state.nextStream += 1
+            state.openStreams[state.nextStream] = cut
+            return state.nextStream
+        }
+        return { [self] in
+            let held = state.withLock { $0.openStreams.removeValue(forKey: number) != nil }
+            if held { end() }
+        }
+    }
+
+    /// Records every stream still open as it stands (each `cut` hands its recording over and releases it).
+    func cutOpenStreams() {
+        let cuts = state.withLock { Array($0.openStreams.values) }
+        for cut in cuts { cut() }
     }
 
     /// Blocks the calling thread (never an event loop: the sessions' queue) until no request of this

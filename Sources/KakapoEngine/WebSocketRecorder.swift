@@ -193,11 +193,7 @@ package final class WebSocketRecorder {
                 take(payload, isText: isText, compressed: compressed, from: side)
             case .close(let code, let reason):
                 closes += 1
-                if close == nil {
-                    close = WebSocketClose(
-                        from: side, code: code, reason: String(decoding: reason, as: UTF8.self),
-                        offsetMilliseconds: milliseconds(since: opened))
-                }
+                if close == nil { close = recordableClose(from: side, code: code, reason: reason) }
             }
         }
         switch failure {
@@ -238,6 +234,37 @@ package final class WebSocketRecorder {
         guard bytes.count <= room else { return stop(because: conversationTooLarge) }
         spent += Self.messageCost + bytes.count
         messages.append(from: side, isText: isText, offsetMilliseconds: offset, payload: bytes)
+    }
+
+    /// The close as a cassette can hold it. A peer's close may carry what no close frame may (a code
+    /// RFC 6455 reserves or leaves out, such as 0, 1005 or 65535; a reason that is not UTF-8): that is
+    /// recorded as a close without a code (and so without a reason), a reason that is not UTF-8 is left out
+    /// (one too long is cut to what a frame holds), and the log says what was dropped, so the conversation
+    /// is still recorded and replays.
+    private func recordableClose(from side: WebSocketMessage.Sender, code: Int?, reason bytes: [UInt8])
+        -> WebSocketClose
+    {
+        var dropped: [String] = []
+        var kept = code
+        if let code, !WebSocketClose.isSendable(code) {
+            kept = nil
+            dropped.append("its code \(code) may not be sent (RFC 6455 7.4), so it is recorded without one")
+        }
+        var reason = String(validating: bytes, as: UTF8.self) ?? ""
+        if kept == nil && !bytes.isEmpty {
+            // A close frame carries a reason only after a code.
+            reason = ""
+            dropped.append("its reason goes with it (a close without a code carries none)")
+        } else if reason.isEmpty && !bytes.isEmpty {
+            dropped.append("its \(bytes.count)-byte reason is not UTF-8 and is left out")
+        } else if reason.utf8.count > WebSocketClose.largestReasonBytes {
+            reason = WebSocketClose.cut(reason)
+            dropped.append("its reason is cut to \(WebSocketClose.largestReasonBytes) bytes")
+        }
+        if !dropped.isEmpty {
+            logger.warning("WebSocket \(described): the \(side.rawValue)'s close: \(dropped.joined(separator: "; "))")
+        }
+        return WebSocketClose(from: side, code: kept, reason: reason, offsetMilliseconds: milliseconds(since: opened))
     }
 
     /// Keeps no more messages (the ones so far are recorded at the end), warning once.

@@ -27,6 +27,9 @@ struct HTTPConnectionSettings: Sendable {
     var watch: SlowRequestWatch? = nil
     /// gRPC calls that keep their request open while they wait for answers, answered UNIMPLEMENTED.
     var openCalls = OpenGRPCCalls()
+    /// True on the admin listener (`ProxyConfiguration.adminPort`): only `/__kakapo/*` is answered there,
+    /// and pages of its own origin may use it.
+    var adminListener = false
 
     /// Adds the HTTP server handlers at the end of the pipeline: HTTP/1.1's, behind a sniffer that hands a
     /// connection starting with HTTP/2's preface to `http2` instead. Requests read through them are

@@ -133,9 +133,15 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // miss, after which the connection closes).
         if WebSocketTunnel.isUpgrade(head) { tunnelling = true }
         let fromLoopback = peerIsLoopback(context)
-        let refusal =
-            RequestPipeline.isAdmin(request)
-            ? AdminEndpoints.browserRefusal(request, listening: listening(), pipeline: pipeline) : nil
+        let refusal: Answer?
+        if RequestPipeline.isAdmin(request) {
+            refusal = AdminEndpoints.browserRefusal(
+                request, listening: listening(), onAdminListener: settings.adminListener, pipeline: pipeline)
+        } else if settings.adminListener {
+            refusal = AdminEndpoints.notAdmin(request, pipeline: pipeline)
+        } else {
+            refusal = nil
+        }
         let started = NIODeadline.now()
         settings.tracker.begin()
         answering += 1

@@ -30,6 +30,8 @@ public final class ProxyServer: Sendable {
     /// Says requests in flight with no bytes either way for `slowWarning` seconds; nil when that is 0.
     private let slowRequests: SlowRequestWatch?
     private let channel = Mutex<(any Channel)?>(nil)
+    /// The admin listener (`ProxyConfiguration.adminPort`), once started; nil when there is none.
+    private let adminChannel = Mutex<(any Channel)?>(nil)
     private let bodyBudget: BodyBudget
     /// Recorded answers prepared for the wire, by position in the cassette.
     private let replies = PreparedReplies()
@@ -134,7 +136,48 @@ public final class ProxyServer: Sendable {
             limits: limits, forward: configuration.forwardProxy, tls: tls, replies: replies, bodyBudget: bodyBudget,
             http2: http2, idleTimeout: idle, requestDeadline: requestDeadline,
             gracePeriod: .milliseconds(Int64(configuration.shutdownGracePeriod * 1000)), watch: slowRequests)
-        let listenerTLS = tls.listener
+        let bound = try await bind(settings, tls: tls.listener, port: port ?? configuration.port)
+        var admin: (any Channel)?
+        if let adminPort = configuration.adminPort {
+            // No forward proxying, no HTTP/2 and no TLS there: it answers Kakapo's own endpoints only.
+            var adminSettings = HTTPConnectionSettings(
+                pipeline: pipeline, tracker: tracker, maximumBodyBytes: configuration.maximumRequestBodyBytes,
+                limits: limits, forward: nil, tls: ServerTLS(), replies: replies, bodyBudget: bodyBudget,
+                idleTimeout: idle, requestDeadline: requestDeadline,
+                gracePeriod: .milliseconds(Int64(configuration.shutdownGracePeriod * 1000)), watch: slowRequests)
+            adminSettings.adminListener = true
+            do {
+                admin = try await bind(
+                    adminSettings, tls: nil, port: adminPort, role: "the admin listener", flag: "--admin-port")
+            } catch {
+                try? await bound.close()
+                throw error
+            }
+        }
+        channel.withLock { $0 = bound }
+        adminChannel.withLock { $0 = admin }
+        slowRequests?.start()
+        pipeline.sessions?.port.withLock { $0 = bound.localAddress?.port }
+        pipeline.listeners.withLock { $0 = (bound.localAddress?.port, admin?.localAddress?.port) }
+        do {
+            // A shared engine was started by its owner.
+            if ownsEngine { try engine.start() }
+        } catch {
+            try? await bound.close()
+            try? await admin?.close()
+            throw error
+        }
+        return bound.localAddress?.port ?? configuration.port
+    }
+
+    /// Binds a listener on the configured host and `port` whose connections are served with `settings`
+    /// (behind `tls` when given). Throws `ProxyError` naming `role` and its `flag` when it cannot.
+    private func bind(
+        _ settings: HTTPConnectionSettings, tls listenerTLS: (any TLSTermination)?, port: Int,
+        role: String = "the proxy", flag: String = "--port"
+    ) async throws -> any Channel {
+        let idle = settings.idleTimeout
+        let requestDeadline = settings.requestDeadline
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -157,33 +200,22 @@ public final class ProxyServer: Sendable {
                     try settings.addHTTPHandlers(to: operations, timeouts: timeouts, origin: nil)
                 }
             }
-        let bound: any Channel
         do {
-            let socket = try ListeningSocket.bound(host: configuration.host, port: port ?? configuration.port)
-            bound = try await bootstrap.withBoundSocket(socket).get()
+            let socket = try ListeningSocket.bound(host: configuration.host, port: port)
+            return try await bootstrap.withBoundSocket(socket).get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            let taken = port ?? configuration.port
             throw ProxyError(
                 code: .portInUse,
                 message:
-                    "port \(taken) on \(configuration.host) is in use by another program: stop it, or pick another port (--port 0 picks a free one)"
+                    "port \(port) on \(configuration.host) (\(role)) is in use by another program: stop it, or pick another port (\(flag) 0 picks a free one)"
             )
         } catch {
-            throw ProxyError(
-                code: .bind, message: "cannot listen on \(configuration.host):\(port ?? configuration.port): \(error)")
+            throw ProxyError(code: .bind, message: "cannot listen on \(configuration.host):\(port) (\(role)): \(error)")
         }
-        channel.withLock { $0 = bound }
-        slowRequests?.start()
-        pipeline.sessions?.port.withLock { $0 = bound.localAddress?.port }
-        do {
-            // A shared engine was started by its owner.
-            if ownsEngine { try engine.start() }
-        } catch {
-            try? await bound.close()
-            throw error
-        }
-        return bound.localAddress?.port ?? configuration.port
     }
+
+    /// The admin listener's bound port, once started; nil when there is none.
+    public var adminPort: Int? { adminChannel.withLock { $0?.localAddress?.port } }
 
     /// The bound port, once started.
     public var port: Int? { channel.withLock { $0?.localAddress?.port } }
@@ -197,6 +229,11 @@ public final class ProxyServer: Sendable {
             return channel
         }
         try? await server?.close()
+        let admin = adminChannel.withLock { channel in
+            defer { channel = nil }
+            return channel
+        }
+        try? await admin?.close()
         // The inspector's event streams never end by themselves: they end now, so they hold up no one.
         engine.pipeline.inspectorEvents.finishAll()
         await tracker.drained(within: .milliseconds(Int(configuration.shutdownGracePeriod * 1000)))

@@ -186,13 +186,38 @@ struct RequestReader {
     static func hostProblem(_ head: HTTPRequestHead) -> String? {
         // Counted by name alone: `headers[canonicalForm:]` splits values and costs more on every request.
         var count = 0
-        for (name, _) in head.headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
+        var invalid: String?
+        for (name, value) in head.headers where name.utf8.count == 4 && name.lowercased() == "host" {
+            count += 1
+            if invalid == nil && !isAuthority(value) { invalid = value }
+        }
         if count > 1 { return "the request has \(count) Host headers; send exactly one" }
+        if let invalid {
+            return "the Host header \"\(invalid.prefix(64))\" is not one host[:port] (RFC 9112 3.2)"
+        }
         if count == 0 && (head.version.major > 1 || head.version.minor >= 1) {
             return "an HTTP/1.1 request needs a Host header"
         }
         return nil
     }
+
+    /// Whether `value` can be a `Host` field's value: empty, or one `host[:port]` (RFC 3986 authority
+    /// without user info) spelled with letters, digits, `-._~`, `%` escapes, the sub-delimiters but `,` and
+    /// `;`, and `[` `]` `:` for IP literals and the port. A list (`a.test, b.test`), blanks, a path or user
+    /// info make it not one: two readers could see two hosts.
+    static func isAuthority(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return authorityPunctuation.contains(byte)
+            }
+        }
+    }
+
+    private static let authorityPunctuation = Set("-._~%!$&'()*+=:[]".utf8)
 
     /// The budget the request read so far holds, handed to the request: given back once it is answered.
     private mutating func takeReservation() -> BodyReservation {

@@ -150,11 +150,12 @@ final class WebSocketPlayer: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Client messages
 
     private func append(_ frame: WebSocketFrame) {
-        guard let (opcode, joined) = partial else { return }
-        var bytes = joined
+        guard case (let opcode, var bytes)? = partial else { return }
+        // Out of `partial` before writing, so the buffer has one owner and grows in place: a copy per
+        // fragment would make a flood of one-byte continuation frames cost the square of their count.
+        partial = nil
         var data = frame.unmaskedData
         guard data.readableBytes <= limits.messageBytes - bytes.readableBytes else {
-            partial = nil
             return fail(.messageTooLarge, "message over \(limits.messageBytes) bytes")
         }
         bytes.writeBuffer(&data)
@@ -162,7 +163,6 @@ final class WebSocketPlayer: ChannelDuplexHandler, RemovableChannelHandler {
             partial = (opcode, bytes)
             return
         }
-        partial = nil
         let payload: WebSocketMessage.Payload
         if opcode == .text {
             guard let text = String(validating: bytes.readableBytesView, as: UTF8.self) else {

@@ -1,6 +1,12 @@
 import Foundation
 import KakapoJSON
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Where a routes definition came from, so relative file names (`file` bodies, `seed` files) resolve.
 public struct DefinitionContext: Sendable {
     /// The folder relative file names start from.
@@ -28,11 +34,45 @@ public struct DefinitionContext: Sendable {
         if confined, name.hasPrefix("/") || name.split(separator: "/").contains("..") {
             throw node.error("a file given through the admin API must be relative and stay inside \(baseDirectory)")
         }
-        let path = name.hasPrefix("/") ? name : baseDirectory + "/" + name
+        var path = name.hasPrefix("/") ? name : baseDirectory + "/" + name
+        if confined { path = try confinedPath(path, node) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw node.error("cannot read the file \(path)")
         }
         return Array(data)
+    }
+
+    /// The most bytes a file named through the admin API may have.
+    static let largestConfinedFile = 64 << 20
+
+    /// `path` with every symbolic link on the way resolved; throws unless that is a regular file inside
+    /// `baseDirectory` (also resolved) of at most `largestConfinedFile` bytes: a link in the working folder
+    /// must not lead a definition from the admin API to `~/.ssh` or `/dev/zero`.
+    private func confinedPath(_ path: String, _ node: DefinitionNode) throws(RoutesError) -> String {
+        guard let base = Self.realPath(baseDirectory), let resolved = Self.realPath(path) else {
+            throw node.error("cannot read the file \(path)")
+        }
+        guard resolved.hasPrefix(base == "/" ? "/" : base + "/") else {
+            throw node.error(
+                "a file given through the admin API must stay inside \(baseDirectory), symbolic links resolved (this one leads to \(resolved))"
+            )
+        }
+        var info = stat()
+        guard stat(resolved, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw node.error("a file given through the admin API must be a regular file: \(path) is not")
+        }
+        guard info.st_size <= Self.largestConfinedFile else {
+            throw node.error(
+                "a file given through the admin API may have at most \(Self.largestConfinedFile) bytes; \(path) has \(info.st_size)"
+            )
+        }
+        return resolved
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The JSON document in file `node` names.

@@ -55,18 +55,28 @@ struct GraphQLCondition: Sendable {
         self.variables = variables
     }
 
-    /// Whether `request` (nil when the request is no GraphQL operation) meets the condition.
-    func holds(for request: GraphQLRequest?) -> Bool {
+    /// Whether `request` (nil when the request is no GraphQL operation) meets the condition; nil when a
+    /// pattern could not judge a value within `ValueMatcher.stepBudget`.
+    func holds(for request: GraphQLRequest?) -> Bool? {
         guard let request else { return false }
-        return request.operations.allSatisfy(holds)
+        for operation in request.operations {
+            guard let held = holds(for: operation) else { return nil }
+            if !held { return false }
+        }
+        return true
     }
 
-    private func holds(for operation: GraphQLOperation) -> Bool {
-        if let operationName, !operationName.accepts(text: operation.name) { return false }
-        if let operationType, !operationType.accepts(text: operation.kind?.rawValue) { return false }
-        if let query, !query.accepts(text: operation.document.normalized) { return false }
+    private func holds(for operation: GraphQLOperation) -> Bool? {
+        var judgements: [() -> Bool?] = []
+        if let operationName { judgements.append { operationName.judge(text: operation.name) } }
+        if let operationType { judgements.append { operationType.judge(text: operation.kind?.rawValue) } }
+        if let query { judgements.append { query.judge(text: operation.document.normalized) } }
         let values = operation.variables ?? .object(JSONObject())
-        for (pointer, matcher) in variables where !matcher.accepts(json: values[pointer: pointer]) { return false }
+        for (pointer, matcher) in variables { judgements.append { matcher.judge(json: values[pointer: pointer]) } }
+        for judgement in judgements {
+            guard let held = judgement() else { return nil }
+            if !held { return false }
+        }
         return true
     }
 }

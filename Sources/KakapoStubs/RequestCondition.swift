@@ -37,14 +37,27 @@ enum RequestCondition: Sendable {
         return conditions
     }
 
-    func holds(for context: TemplateContext) -> Bool {
+    /// Where the condition looks, as a routes file spells it: `query.page`, `headers.X-Team`, `json./user/name`,
+    /// `graphql`.
+    var place: String {
+        switch self {
+        case .query(let name, _): return "query.\(name.prefix(64))"
+        case .header(let name, _): return "headers.\(name.prefix(64))"
+        case .json(let pointer, _): return "json.\(pointer.description.prefix(64))"
+        case .graphQL: return "graphql"
+        }
+    }
+
+    /// Whether the condition holds for the request; nil when a `matches` pattern could not judge its value
+    /// within `ValueMatcher.stepBudget`.
+    func holds(for context: TemplateContext) -> Bool? {
         switch self {
         case .query(let name, let matcher):
-            return matcher.accepts(text: context.query.first { $0.name == name }.map { $0.value ?? "" })
+            return matcher.judge(text: context.query.first { $0.name == name }.map { $0.value ?? "" })
         case .header(let name, let matcher):
-            return matcher.accepts(text: context.request.headers[name])
+            return matcher.judge(text: context.request.headers[name])
         case .json(let pointer, let matcher):
-            return matcher.accepts(json: context.body?[pointer: pointer])
+            return matcher.judge(json: context.body?[pointer: pointer])
         case .graphQL(let condition):
             return condition.holds(for: GraphQLRequest(context.request, json: { context.body }))
         }

@@ -87,24 +87,46 @@ struct ResponseTemplate: Sendable {
     }
 
     /// The answer to one request. A header whose rendered value would hold CR, LF or NUL (a tag fed from
-    /// the request, such as `{{query.x}}`) throws: such a value would split the header section.
-    func render(_ context: TemplateContext) throws(HeaderValueError) -> HTTP.Response {
+    /// the request, such as `{{query.x}}`) throws: such a value would split the header section. So does a
+    /// body past `largestRenderedBody` or a header value past `largestRenderedHeader`.
+    func render(_ context: TemplateContext) throws(RenderError) -> HTTP.Response {
         if let constant { return constant }
         var fields = HTTP.Headers()
         for (name, value) in headers {
-            let text = value.constantText ?? value.render(context)
-            guard ResponseTemplate.isHeaderValue(text) else { throw HeaderValueError(name: name) }
+            var text = value.constantText ?? ""
+            if value.constantText == nil {
+                var rendered: [UInt8] = []
+                guard value.render(context, into: &rendered, limit: Self.largestRenderedHeader) else {
+                    throw RenderError.tooLarge("the header \(name)", limit: Self.largestRenderedHeader)
+                }
+                text = String(decoding: rendered, as: UTF8.self)
+            }
+            guard ResponseTemplate.isHeaderValue(text) else { throw RenderError.headerValue(name) }
             fields.add(name: name, value: text)
         }
         var bytes: [UInt8] = []
+        let limit = Self.largestRenderedBody
         switch body {
         case .empty: break
         case .bytes(let data): bytes = data
-        case .json(let template): bytes = JSONWriter().write(template.render(context))
-        case .text(let template): template.render(context, into: &bytes)
+        case .json(let template):
+            guard template.write(context, into: &bytes, limit: limit) else {
+                throw RenderError.tooLarge("the body", limit: limit)
+            }
+        case .text(let template):
+            guard template.render(context, into: &bytes, limit: limit) else {
+                throw RenderError.tooLarge("the body", limit: limit)
+            }
         }
         return HTTP.Response(status: status, headers: fields, body: bytes)
     }
+
+    /// The most bytes a templated body may render to: a tag's value comes from the request, and a
+    /// template may repeat it (`{{body.x}}` 500 times over a 1 MB body asks for 500 MB). Rendering stops
+    /// as soon as it would pass this, holding at most this much plus one value.
+    package static let largestRenderedBody = 16 << 20
+    /// The most bytes one templated header value may render to.
+    package static let largestRenderedHeader = 64 << 10
 
     /// The answer of a response without tags.
     private static func constantResponse(status: Int, headers: [(String, Template)], body: Body) -> HTTP.Response {
@@ -166,11 +188,24 @@ struct ResponseTemplate: Sendable {
 }
 
 /// A rendered header value that holds CR, LF or NUL.
-struct HeaderValueError: Error {
-    let name: String
-    var message: String {
-        "the header \(name) of the route's response rendered to a value with a line break (CR, LF) or NUL, "
-            + "which would split the header section; the request fed it through a template"
+/// Why a route's response could not be rendered for a request: the route answers 500 saying so.
+struct RenderError: Error {
+    let message: String
+
+    /// A header value with CR, LF or NUL in it.
+    static func headerValue(_ name: String) -> RenderError {
+        RenderError(
+            message:
+                "the header \(name) of the route's response rendered to a value with a line break (CR, LF) or NUL, "
+                + "which would split the header section; the request fed it through a template")
+    }
+
+    /// `part` of the response rendered past `limit` bytes.
+    static func tooLarge(_ part: String, limit: Int) -> RenderError {
+        RenderError(
+            message:
+                "\(part) of the route's response would render to more than \(limit) bytes (its template repeats what the request sent); rendering stopped there"
+        )
     }
 }
 

@@ -131,9 +131,28 @@ public final class Stub: Sendable {
         return pattern.match(path: relative)
     }
 
+    /// 400 for a request whose value `condition`'s pattern could not judge within its step budget: neither
+    /// a match nor a miss can be said, and passing the request on without a word would hide why.
+    private func overBudget(_ condition: RequestCondition) -> StubAnswer {
+        let message =
+            "the route's when.\(condition.place) pattern could not judge the request's value within \(ValueMatcher.stepBudget) steps; use a simpler pattern or a shorter value"
+        let body: JSONValue = ["error": .string(message), "route": .string(id)]
+        return StubAnswer(
+            route: id,
+            response: HTTP.Response(
+                status: 400, headers: ["Content-Type": "application/json"], body: JSONWriter().write(body)),
+            fault: nil, delay: .zero, problem: message)
+    }
+
     /// The answer, when every condition holds (nil passes the request on).
     func answer(_ context: TemplateContext) -> StubAnswer? {
-        for condition in conditions where !condition.holds(for: context) { return nil }
+        for condition in conditions {
+            switch condition.holds(for: context) {
+            case true?: continue
+            case false?: return nil
+            case nil: return overBudget(condition)
+            }
+        }
         // A websocket route answers upgrades only: a plain request to its path goes on to the next layer
         // (the cassette, the upstream), so the same path can serve both.
         if webSocket != nil && !context.request.isWebSocketUpgrade { return nil }

@@ -9,8 +9,8 @@ enum ValueMatcher: Sendable {
     case present(Bool)
 
     /// The most `LinearRegex` steps one value may cost: a value the pattern cannot judge within it (a
-    /// large pattern over megabytes of body) does not match, so the route passes the request on rather
-    /// than hold the event loop.
+    /// large pattern over megabytes of body) is not judged (`judge` gives nil): the route answers 400
+    /// saying so rather than hold the event loop, or pass the request on without a word.
     static let stepBudget = 1_000_000
 
     /// Reads `"value"`, `{"matches": "regex"}` or `{"present": true}`.
@@ -34,8 +34,19 @@ enum ValueMatcher: Sendable {
         }
     }
 
-    /// Judges a text value (a query parameter or a header); nil means absent.
+    /// Judges a text value (a query parameter or a header); nil means absent. A pattern that cannot judge
+    /// the value within `stepBudget` does not accept it.
     func accepts(text: String?) -> Bool {
+        judge(text: text) ?? false
+    }
+
+    /// Judges a JSON value from the body as `accepts(json:)` does.
+    func accepts(json: JSONValue?) -> Bool {
+        judge(json: json) ?? false
+    }
+
+    /// Whether the value is accepted, or nil when the pattern could not judge it within `stepBudget`.
+    func judge(text: String?) -> Bool? {
         switch self {
         case .present(let wanted): return (text != nil) == wanted
         case .equals(let expected):
@@ -49,22 +60,23 @@ enum ValueMatcher: Sendable {
         case .matches(let regex):
             guard let text else { return false }
             var budget = ValueMatcher.stepBudget
-            return regex.matches(text, budget: &budget) ?? false
+            return regex.matches(text, budget: &budget)
         }
     }
 
     /// Judges a JSON value from the body; nil means absent. Equality is JSON equality (key order and
     /// number spelling do not count); a regular expression sees strings as they are and numbers as written.
-    func accepts(json: JSONValue?) -> Bool {
+    /// Nil when a pattern could not judge it within `stepBudget`.
+    func judge(json: JSONValue?) -> Bool? {
         switch self {
         case .equals(let expected):
             guard let json else { return false }
             return json.isEquivalent(to: expected)
         case .matches:
             switch json {
-            case .string(let text)?: return accepts(text: text)
-            case .number(let number)?: return accepts(text: number.literal)
-            case .bool(let flag)?: return accepts(text: flag ? "true" : "false")
+            case .string(let text)?: return judge(text: text)
+            case .number(let number)?: return judge(text: number.literal)
+            case .bool(let flag)?: return judge(text: flag ? "true" : "false")
             default: return false
             }
         case .present(let wanted):

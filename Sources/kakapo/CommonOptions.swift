@@ -11,6 +11,12 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The port to listen on; 0 picks a free port.")
     var port: Int = 8080
 
+    @Option(
+        help:
+            "The port of the admin listener, which serves the inspector and the admin API to pages (0 picks a free one; GET /__kakapo/health names it). The app's pages, served on --port, cannot use the admin API."
+    )
+    var adminPort: Int = 0
+
     @Option(help: "The status a request that matches no recording answers with.")
     var missStatus: Int = 404
 
@@ -122,6 +128,13 @@ struct CommonOptions: ParsableArguments {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be from 0 to 65535, not \(port)")
         }
+        guard (0...65_535).contains(adminPort) else {
+            throw ValidationError("--admin-port must be from 0 to 65535, not \(adminPort)")
+        }
+        if adminPort != 0 && adminPort == port {
+            throw ValidationError(
+                "--admin-port must differ from --port (\(port)): the admin listener is a second socket")
+        }
         guard (100...999).contains(missStatus) else {
             throw ValidationError("--miss-status must be an HTTP status from 100 to 999, not \(missStatus)")
         }
@@ -183,6 +196,12 @@ struct CommonOptions: ParsableArguments {
         guard token.count >= 8 else {
             throw ValidationError("the admin token (\(source)) must be at least 8 characters")
         }
+        // A header's value loses its leading and trailing blanks, and a token of spaces would be no secret:
+        // only the visible ASCII characters a Bearer credential carries unchanged.
+        guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ValidationError(
+                "the admin token (\(source)) must be visible ASCII characters, with no spaces or control characters")
+        }
         return token
     }
 
@@ -223,6 +242,7 @@ struct CommonOptions: ParsableArguments {
         recordFilters.apply(to: &configuration)
         watchdog.apply(to: &configuration)
         configuration.maximumBufferedBodyBytes = maxBufferedBodies
+        configuration.adminPort = adminPort
         configuration.sessionDirectory = cassetteDir
         configuration.sessionTimeout = sessionTimeout
         return configuration

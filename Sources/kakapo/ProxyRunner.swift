@@ -155,6 +155,11 @@ struct ProxyRunner {
         let scheme = https.listensWithTLS ? "https" : "http"
         let line = Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8)
         (announcesOnStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(line)
+        if let admin = server.adminPort {
+            logger.info(
+                "inspector and admin API for pages: http://\(displayHost):\(admin)/__kakapo/ui (pages on port \(port) cannot use the admin API)"
+            )
+        }
         if https.http2 != nil {
             var ways = [https.listensWithTLS ? "h2 by ALPN" : "h2c with prior knowledge"]
             if https.proxy { ways.append("h2 by ALPN in decrypted tunnels") }

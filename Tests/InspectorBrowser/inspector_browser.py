@@ -77,6 +77,13 @@ class Inspector:
         self.save_cassette = config.get("saveCassette", "")
         # With --admin-token: the token the page is given, and the driver's own admin calls send.
         self.token = config.get("token", "")
+        # The inspector is on the admin listener, which health on the proxy port names (a client that is not
+        # a page may ask there); the proxy port's /__kakapo/ui redirects to it (check "page").
+        health = urllib.request.Request(
+            self.base + "/__kakapo/health", headers={"Authorization": f"Bearer {self.token}"} if self.token else {})
+        with urllib.request.urlopen(health, timeout=10) as answer:
+            admin_port = json.load(answer)["listeners"]["admin"]
+        self.ui = f"http://127.0.0.1:{admin_port}"
         self.output.mkdir(parents=True, exist_ok=True)
         self.failed = False
         self.console = []
@@ -113,7 +120,7 @@ class Inspector:
         try:
             self.driver.execute_cdp_cmd(
                 "Browser.grantPermissions",
-                {"origin": self.base, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+                {"origin": self.ui, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
             )
         except WebDriverException:
             pass
@@ -342,8 +349,11 @@ class Inspector:
         text = html.decode("utf-8", "replace")
         expect("<script>" not in text.replace(" ", "").lower(), "index.html has an inline <script>")
         expect(" style=" not in text, "index.html has an inline style attribute")
+        # Through the proxy port, as a user who knows only that: redirected to the admin listener.
         self.driver.get(self.base + "/__kakapo/ui")
         self.element("filter-text", timeout=10)
+        expect(self.driver.current_url.startswith(self.ui + "/__kakapo/ui"),
+               f"the proxy port's /__kakapo/ui did not lead to the admin listener {self.ui}: {self.driver.current_url}")
         # The page is ready once its events stream is open (a row for a request made before would come from
         # the backlog): check a measures the live path.
         status = self.element("connection-status")
@@ -560,7 +570,7 @@ class Inspector:
 
     def reload(self):
         """A fresh page: it lists what Kakapo holds from the events' backlog."""
-        self.driver.get(self.base + "/__kakapo/ui")
+        self.driver.get(self.ui + "/__kakapo/ui")
         status = self.element("connection-status", timeout=10)
         self.wait("the reloaded page's events stream did not open", lambda: "live" in status.text.lower())
         ids = {self.ids[name] for name in REQUESTS_MADE if name in self.ids}
@@ -574,7 +584,7 @@ class Inspector:
                 tabs[0].click()
                 break
         else:
-            self.driver.get(self.base + "/__kakapo/ui")
+            self.driver.get(self.ui + "/__kakapo/ui")
         self.element("filter-text")
 
     def check_image(self):
@@ -771,7 +781,7 @@ class Inspector:
             raise CheckFailed("GET /__kakapo/events answered without the token")
         except urllib.error.HTTPError as error:
             expect(error.code == 401, f"GET /__kakapo/events without the token answered {error.code}, not 401")
-        self.driver.get(self.base + "/__kakapo/ui")
+        self.driver.get(self.ui + "/__kakapo/ui")
         self.enter_token("not-the-token-at-all")
         # A refused token asks again (the dialog opens with an empty field).
         self.wait("a wrong token was not asked for again", lambda: self.token_dialog() is not None

@@ -29,7 +29,8 @@ struct InspectorCLITests {
         #expect(followed.output.contains(#""url":"http://127.0.0.1:\#(port)/users/42""#))
         #expect(!followed.output.contains("/__kakapo/"))
 
-        let page = try await SessionCLITests.curl([base + "/__kakapo/ui"])
+        // On the proxy port the page redirects to the admin listener (the proxy port serves the app's pages).
+        let page = try await SessionCLITests.curl(["-L", base + "/__kakapo/ui"])
         #expect(page.body.contains("<html") || page.body.contains("<!doctype") || page.body.contains("<!DOCTYPE"))
         let refused = try await SessionCLITests.curl([
             "-o", "/dev/null", "-w", "%{http_code}", base + "/__kakapo/events",

@@ -104,4 +104,41 @@ struct SessionCLITests {
         #expect(missing.status == 3)
         #expect(missing.error.contains("--cassette-dir /nonexistent/kakapo-sessions"))
     }
+
+    @Test(
+        "recording sessions are bounded by the descriptors the process may open: with ulimit -n 300, the ninth gets 503 naming the bound, replay sessions and forwarding go on, and ending one frees a place"
+    )
+    func recordingSessionsBoundedByDescriptors() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await TestUpstream.start { request in
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
+        }
+        defer { Task { await upstream.stop() } }
+        // 300 descriptors: (300 - 256) / 8 is under the floor of 8 recording sessions.
+        let kakapo = try KakapoProcess(
+            [
+                "-c", #"ulimit -n 300 && exec "$0" "$@""#, KakapoProcess.binary, "serve", "--mode", "passthrough",
+                "--upstream", upstream.baseURL, "--cassette-dir", directory, "--port", "0",
+            ], executable: "/bin/sh")
+        let port = try await kakapo.waitUntilListening()
+        var ids: [String] = []
+        for index in 0..<8 {
+            let opened = try await Self.open(port, #"{"cassette": "s\#(index).json", "mode": "new"}"#)
+            ids.append(try #require(opened["id"] as? String, "session \(index): \(opened)"))
+        }
+        let refused = try await Self.open(port, #"{"cassette": "s8.json", "mode": "new"}"#)
+        #expect((refused["error"] as? String)?.contains("8 sessions record already") == true, "\(refused)")
+        // The variant: replaying needs no descriptor held, and plain forwarding is not starved.
+        try #"{"version": 1, "interactions": []}"#.write(
+            toFile: directory + "/recorded.json", atomically: true, encoding: .utf8)
+        let replay = try await Self.open(port, #"{"cassette": "recorded.json", "mode": "none"}"#)
+        #expect(replay["id"] as? String != nil, "\(replay)")
+        let forwarded = try await Self.curl(["http://127.0.0.1:\(port)/plain"])
+        #expect(forwarded.body == "/plain" && ["upstream", "passthrough"].contains(forwarded.source), "\(forwarded)")
+        _ = try await Self.curl(["-X", "DELETE", "http://127.0.0.1:\(port)/__kakapo/sessions/\(ids[0])"])
+        let again = try await Self.open(port, #"{"cassette": "s8.json", "mode": "new"}"#)
+        #expect(again["id"] as? String != nil, "\(again)")
+        kakapo.send(SIGINT)
+        #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
+    }
 }

@@ -64,6 +64,19 @@ struct TrustCLIFilesTests {
         #expect(!FileManager.default.fileExists(atPath: cassette + ".lock"))
     }
 
+    @Test("kakapo record refuses a cassette named like another's lock or journal, naming the rule, and makes no file")
+    func reservedCassetteNames() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        for name in ["api.json.lock", "api.json.journal"] {
+            let refused = try await KakapoProcess.run([
+                "record", "--upstream", "http://127.0.0.1:9", "--cassette", directory + "/" + name, "--port", "0",
+            ])
+            #expect(refused.status != 0, "\(name)")
+            #expect(refused.error.contains("a cassette's name may not end in"), "\(name): \(refused.error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     @Test("recording keeps a 0600 cassette 0600, and its journal is 0600 from the start")
     func modeKept() async throws {
         let upstream = try await Self.upstream()

@@ -174,6 +174,19 @@ struct TrustNumbersCLITests {
         ])
         #expect(tooShort.status == 2)
         #expect(tooShort.error.contains("at least 8 characters"), "\(tooShort.error)")
+        // A token must be visible characters: eight spaces (from the environment, where nothing trims them),
+        // or one with a tab or a space inside, is refused at start, never accepted.
+        for (name, arguments) in [
+            ("spaces in the environment", ["KAKAPO_ADMIN_TOKEN=        "]),
+            ("a tab inside", ["KAKAPO_ADMIN_TOKEN=abcd\tefgh"]),
+            ("a space inside", ["KAKAPO_ADMIN_TOKEN=abcd efgh"]),
+        ] {
+            let blank = try await KakapoProcess.run(
+                arguments + [KakapoProcess.binary, "serve", "--routes", routes, "--port", "0"],
+                executable: "/usr/bin/env")
+            #expect(blank.status == 2, "\(name)")
+            #expect(blank.error.contains("must be visible ASCII characters"), "\(name): \(blank.error)")
+        }
         let missing = try await KakapoProcess.run([
             "serve", "--routes", routes, "--admin-token-file", directory + "/none", "--port", "0",
         ])

@@ -147,6 +147,60 @@ struct WebSocketRecordTests {
         #expect(conversation.close?.code == 1000 && conversation.close?.from == .server)
     }
 
+    @Test(
+        "an upstream close with a code that may not be sent (0, 999, 1005, 1006, 65535) is recorded without one, the conversation kept and replayed, the log saying recorded only"
+    )
+    func unsendableCloseCode() async throws {
+        let server = try await WebSocketChatServer.start()
+        let cassette = try Fixtures.temporaryDirectory() + "/closes.json"
+        let recorder = try KakapoProcess([
+            "record", "--upstream", server.baseURL, "--cassette", cassette, "--port", "0",
+        ])
+        let port = try await recorder.waitUntilListening()
+        let codes = [0, 999, 1005, 1006, 65535]
+        for code in codes {
+            let client = try await WebSocketClient.connect(port: port, path: "/chat?n=\(code)")
+            #expect(await client.nextMessage()?.text == #"{"type":"welcome"}"#)
+            try client.send(text: "hello")
+            #expect(await client.nextMessage()?.text == "hi there")
+            #expect(await client.nextMessage()?.payload == .binary([0, 1, 2, 255]))
+            try client.send(text: "close \(code)")
+            // The tunnel passes the upstream's close on as it came.
+            #expect(await client.closeFrame()?.code == code, "code \(code)")
+            try client.close(code: 1000)
+            let line = "recorded WebSocket GET /chat?n=\(code): 2 client and 3 server messages, closed without a code"
+            #expect(await Self.waitForLog(recorder, line), "\(recorder.standardError)")
+            client.disconnect()
+        }
+        recorder.send(SIGINT)
+        #expect(try await recorder.waitForExit() == 0)
+        await server.stop()
+        let log = recorder.standardError
+        #expect(!log.contains("not recorded"), "\(log)")
+        for code in codes { #expect(log.contains("its code \(code) may not be sent"), "\(log)") }
+
+        let interactions = try CassetteFile.load(cassette).interactions
+        #expect(interactions.count == codes.count)
+        for interaction in interactions {
+            let close = try #require(interaction.webSocket?.close)
+            #expect(close.from == .server && close.code == nil && close.reason == "")
+        }
+        // And it replays: the server's close comes without a code.
+        let replay = try KakapoProcess(["replay", "--cassette", cassette, "--port", "0"])
+        let replayPort = try await replay.waitUntilListening()
+        let client = try await WebSocketClient.connect(port: replayPort, path: "/chat?n=1005")
+        #expect(await client.nextMessage()?.text == #"{"type":"welcome"}"#)
+        try client.send(text: "hello")
+        #expect(await client.nextMessage()?.text == "hi there")
+        #expect(await client.nextMessage()?.payload == .binary([0, 1, 2, 255]))
+        try client.send(text: "close 1005")
+        let replayed = try #require(await client.closeFrame())
+        #expect(replayed.code == nil)
+        client.disconnect()
+        replay.send(SIGINT)
+        _ = try await replay.waitForExit()
+    }
+
     @Test("kill -9 during a second, open conversation loses no finished one")
     func killDuringConversation() async throws {
         let server = try await WebSocketChatServer.start()

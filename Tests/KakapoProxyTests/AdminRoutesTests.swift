@@ -61,6 +61,46 @@ struct AdminRoutesTests {
         #expect(try JSONParser.parse(escape.body)["error"]?.stringValue?.contains("must be relative") == true)
     }
 
+    @Test(
+        "a runtime route's file stays inside the working folder with links resolved: a link out, a folder link out and a FIFO are refused"
+    )
+    func runtimeFilesConfined() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let outside = try Fixtures.temporaryDirectory()
+        try "SECRET=hunter2\n".write(toFile: outside + "/.env", atomically: true, encoding: .utf8)
+        try "inside\n".write(toFile: directory + "/inside.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/env", withDestinationPath: outside + "/.env")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/out", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/same", withDestinationPath: directory)
+        #expect(mkfifo(directory + "/pipe", 0o600) == 0)
+        let routes = directory + "/routes.json"
+        try "{}".write(toFile: routes, atomically: true, encoding: .utf8)
+        var configuration = ProxyConfiguration()
+        configuration.port = 0
+        let server = try ProxyServer(configuration: configuration)
+        try server.pipeline.install(try RoutesFile.load(routes), directory: directory)
+        let port = try await server.start()
+        let harness = ProxyHarness(server: server, client: try TestClient(port: port), port: port)
+        defer { Task { await harness.stop() } }
+        for (file, reason) in [
+            ("env", "must stay inside"), ("out/.env", "must stay inside"), ("pipe", "must be a regular file"),
+        ] {
+            let refused = try await harness.send(
+                .post, "/__kakapo/routes", json: #"{"path": "/leak", "response": {"file": "\#(file)"}}"#)
+            #expect(refused.status == 400, "\(file)")
+            #expect(refused.text.contains(reason), "\(file): \(refused.text)")
+            #expect(!refused.text.contains("hunter2"))
+        }
+        #expect(try await harness.client.send(.get, "/leak").text.contains("hunter2") == false)
+        // A link that stays inside, and a plain file, are served.
+        for file in ["inside.txt", "same/inside.txt"] {
+            let added = try await harness.send(
+                .post, "/__kakapo/routes", json: #"{"path": "/\#(file)", "response": {"file": "\#(file)"}}"#)
+            #expect(added.status == 201, "\(file): \(added.text)")
+            #expect(try await harness.client.send(.get, "/" + file).text == "inside\n")
+        }
+    }
+
     @Test("requests are counted by method and path pattern, and the count can be cleared")
     func verification() async throws {
         let harness = try await ProxyHarness.serving(

@@ -1,5 +1,6 @@
 import Foundation
 import Kakapo
+import KakapoEngine
 import KakapoTestSupport
 import Testing
 
@@ -157,5 +158,39 @@ struct InspectorEventsTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(harness.server.pipeline.inspectorEvents.readerCount == 0)
+    }
+
+    @Test(
+        "readers are bounded in number: past 32 the next gets 503 with Retry-After, and a place frees up when one leaves"
+    )
+    func readersBounded() async throws {
+        let harness = try await ProxyHarness.serving(routes: Self.routes)
+        defer { Task { await harness.stop() } }
+        var readers: [EventStreamReader] = []
+        for _ in 0..<InspectorEvents.readerLimit {
+            let reader = try EventStreamReader(port: harness.port)
+            #expect(reader.readHead()?.hasPrefix("HTTP/1.1 200") == true)
+            readers.append(reader)
+        }
+        let refused = try EventStreamReader(port: harness.port)
+        let head = refused.readHead() ?? ""
+        #expect(head.hasPrefix("HTTP/1.1 503"), "\(head)")
+        #expect(head.contains("Retry-After: 5"), "\(head)")
+        // The variant: one that leaves gives its place back, and the newcomer gets a stream.
+        readers.removeFirst().connection.closeNow()
+        let deadline = ContinuousClock.now + .seconds(10)
+        var admitted: String?
+        while ContinuousClock.now < deadline {
+            let again = try EventStreamReader(port: harness.port)
+            admitted = again.readHead()
+            if admitted?.hasPrefix("HTTP/1.1 200") == true {
+                readers.append(again)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(admitted?.hasPrefix("HTTP/1.1 200") == true, "\(admitted ?? "nothing")")
+        #expect(harness.server.pipeline.inspectorEvents.readerCount == InspectorEvents.readerLimit)
+        for reader in readers { reader.connection.closeNow() }
     }
 }

@@ -100,7 +100,8 @@ struct PipelineTests {
 
     @Test("shutdown does not wait forever for an endless event stream: the client's connection is closed")
     func shutdownDuringEndlessStream() async throws {
-        let events = (0..<200).map { Array("data: \($0)\n\n".utf8) }
+        // 60 seconds of events: shutdown must end it long before (a generous bound, for a loaded machine).
+        let events = (0..<600).map { Array("data: \($0)\n\n".utf8) }
         let upstream = try await TestUpstream.start { _ in
             .paced(headers: ["Content-Type": "text/event-stream"], chunks: events, gap: 0.1)
         }
@@ -122,7 +123,7 @@ struct PipelineTests {
         let started = ContinuousClock.now
         _ = await proxy.stop()
         let (text, closed) = await reader.value
-        #expect(ContinuousClock.now - started < .seconds(5), "shutdown waited for the stream")
+        #expect(ContinuousClock.now - started < .seconds(20), "shutdown waited for the stream")
         #expect(closed && text.contains("data: 2"), "\(text)")
         #expect(!text.contains("\r\n0\r\n\r\n"), "a cut stream must not end with the last chunk")
         await upstream.stop()

@@ -96,6 +96,52 @@ struct RecordFilterTests {
         #expect(try !Self.matches("h.test/a/b", "http://h.test/a%2Fb"))
     }
 
+    @Test("paths are also matched as servers that merge slashes and drop ;parameters read them")
+    func mergedSlashesAndParameters() throws {
+        // nginx and Python's http.server read //live/x as /live/x; Tomcat and Jetty read /live;x/y as /live/y.
+        #expect(try Self.matches("h.test/live/**", "http://h.test//live/x"))
+        #expect(try Self.matches("h.test/live/**", "http://h.test/live//x"))
+        #expect(try Self.matches("h.test/live/**", "http://h.test/live;x/y"))
+        #expect(try Self.matches("h.test/live/**", "http://h.test/live;jsessionid=1;a=b/y;v=2"))
+        // The variant: a parameter that leaves a dot-segment (Tomcat's /..;/) is resolved after it goes.
+        #expect(try Self.matches("h.test/live/**", "http://h.test/public/..;/live/x"))
+        #expect(try Self.matches("h.test/live/x", "http://h.test/live/x;"))
+        // A trailing slash stays a segment, and an escaped ; is a character, not a parameter.
+        #expect(try !Self.matches("h.test/live", "http://h.test//live/"))
+        #expect(try !Self.matches("h.test/live/**", "http://h.test/live%3Bx/y"))
+        // Record-only: any reading outside the list keeps the request out (the strict one of //v1/a is).
+        let filter = try RecordFilter(recordOnly: ["h.test/v1/**"])
+        for (target, out) in [("/v1/a", false), ("//v1/a", true), ("/v1;p/a", true), ("/v2//v1/a", true)] {
+            #expect(
+                filter.passesThrough(HTTP.Request(method: .get, target: target, origin: "http://h.test"), upstream: nil)
+                    == out, "\(target)")
+        }
+    }
+
+    @Test("a passthrough path spelled with doubled slashes or ;parameters is forwarded live, never recorded")
+    func mergedSlashesThroughTheProxy() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await SessionTests.upstream()
+        var configuration = ProxyConfiguration(mode: .new, upstream: UpstreamConfiguration(baseURL: upstream.baseURL))
+        configuration.sessionDirectory = directory
+        configuration.recordFilter = try RecordFilter(passthrough: ["/live/**"])
+        let proxy = try await ProxyHarness.start(configuration)
+        let id = try await SessionTests.open(proxy.port, #"{"cassette": "live.json", "mode": "new"}"#)
+        for path in ["//live/x", "/live;x/y", "///live//z", "/kept"] {
+            let answer = try await SessionTests.curl([
+                "--path-as-is", "-H", "X-Kakapo-Session: \(id)", "http://127.0.0.1:\(proxy.port)\(path)",
+            ])
+            #expect(answer.headers["x-kakapo-source"] == (path == "/kept" ? "upstream" : "passthrough"), "\(path)")
+        }
+        let ended = try await SessionTests.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(ended.json["recorded"] as? Int == 1)
+        let file = try String(contentsOfFile: directory + "/live.json", encoding: .utf8)
+        #expect(file.contains("/kept"))
+        #expect(!file.contains("/live"))
+        _ = await proxy.stop()
+        await upstream.stop()
+    }
+
     @Test("dot-segments across a long path resolve in linear time")
     func dotSegmentsLinear() throws {
         // Sent as /a/%2e%2e/a/%2e%2e/.../a/b (each literal .. takes its b), read as /a/b.

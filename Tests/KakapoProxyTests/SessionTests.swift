@@ -17,13 +17,14 @@ struct SessionTests {
     /// A server with sessions in `directory`, in front of `upstream` when given.
     static func server(
         _ directory: String, upstream: TestUpstream?, timeout: Double = 600, token: String? = nil,
-        forward: Bool = false
+        forward: Bool = false, gracePeriod: Double = 10
     ) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(
             mode: upstream == nil ? .none : .new,
             upstream: upstream.map { UpstreamConfiguration(baseURL: $0.baseURL) }, adminToken: token)
         configuration.sessionDirectory = directory
         configuration.sessionTimeout = timeout
+        configuration.shutdownGracePeriod = gracePeriod
         if forward { configuration.forwardProxy = ForwardProxyConfiguration() }
         return try await ProxyHarness.start(configuration)
     }
@@ -213,6 +214,35 @@ struct SessionTests {
         await upstream.stop()
     }
 
+    @Test(
+        "no session cassette can take another's lock, journal or temporary name: y.json.lock, y.json.journal and .y.json.1.tmp are refused while y.json records"
+    )
+    func reservedCassetteNames() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.upstream()
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let id = try await Self.open(proxy.port, #"{"cassette": "y.json", "mode": "all"}"#)
+        let recorded = try await Self.curl(["-H", "X-Kakapo-Session: \(id)", "http://127.0.0.1:\(proxy.port)/users/1"])
+        #expect(recorded.headers["x-kakapo-source"] == "upstream")
+        let lock = try String(contentsOfFile: directory + "/y.json.lock", encoding: .utf8)
+        for (name, reason) in [
+            ("y.json.lock", "may not end in .lock"), ("y.json.journal", "may not end in .journal"),
+            ("sub/y.json.lock", "may not end in .lock"), (".y.json.1.tmp", "the form .NAME.tmp"),
+        ] {
+            let refused = try await Self.admin(
+                proxy.port, "POST", "/__kakapo/sessions", #"{"cassette": "\#(name)", "mode": "all"}"#)
+            #expect(refused.status == 400, "\(name)")
+            #expect((refused.json["error"] as? String)?.contains(reason) == true, "\(name): \(refused.json)")
+        }
+        // The recording session's lock is untouched, and its cassette is saved when it ends.
+        #expect(try String(contentsOfFile: directory + "/y.json.lock", encoding: .utf8) == lock)
+        let ended = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(ended.json["recorded"] as? Int == 1)
+        #expect(try CassetteFile.load(directory + "/y.json").interactions.count == 1)
+        await proxy.stop()
+        await upstream.stop()
+    }
+
     @Test("a session left idle ends by itself and its recordings are saved")
     func idleExpiry() async throws {
         let directory = try Fixtures.temporaryDirectory()
@@ -307,6 +337,58 @@ struct SessionTests {
         #expect(try await slow.status == 200)
         let file = try String(contentsOfFile: directory + "/slow.json", encoding: .utf8)
         #expect(file.contains("/slow"))
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    /// An upstream that answers `/events` with `count` server-sent events, `gap` seconds apart.
+    static func streaming(count: Int, gap: Double) async throws -> TestUpstream {
+        try await TestUpstream.start { _ in
+            .paced(
+                headers: ["Content-Type": "text/event-stream"],
+                chunks: (1...count).map { Array("data: \($0)\n\n".utf8) }, gap: gap)
+        }
+    }
+
+    @Test("ending a session waits for its streamed answer in flight, which is recorded whole with its chunks")
+    func endWaitsForStreams() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.streaming(count: 3, gap: 0.5)
+        let proxy = try await Self.server(directory, upstream: upstream)
+        let id = try await Self.open(proxy.port, #"{"cassette": "stream.json"}"#)
+        async let streamed = Self.curl(["-N", "-H", "X-Kakapo-Session: \(id)", "http://127.0.0.1:\(proxy.port)/events"])
+        while upstream.received.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        let ended = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        #expect(ended.json["recorded"] as? Int == 1, "\(ended.json)")
+        #expect(try await streamed.body.contains("data: 3"))
+        let interaction = try #require(try CassetteFile.load(directory + "/stream.json").interactions.first)
+        #expect(interaction.chunks?.count == 3, "\(interaction.chunks ?? [])")
+        #expect(!interaction.abandoned)
+        await proxy.stop()
+        await upstream.stop()
+    }
+
+    @Test(
+        "a stream still going when its session ends, past the grace period, is recorded as it stands, marked abandoned, and the log says why"
+    )
+    func endCutsLongStreams() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await Self.streaming(count: 60, gap: 0.5)
+        let proxy = try await Self.server(directory, upstream: upstream, gracePeriod: 1)
+        let id = try await Self.open(proxy.port, #"{"cassette": "long.json"}"#)
+        let reader = try RawConnection(port: proxy.port)
+        reader.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Kakapo-Session: \(id)\r\n\r\n")
+        #expect(reader.receive(until: { $0.contains("data: 2") }).text.contains("data: 2"))
+        let started = ContinuousClock.now
+        let ended = try await Self.admin(proxy.port, "DELETE", "/__kakapo/sessions/\(id)")
+        // A hang guard: the grace period is 1 s, the stream 30 s.
+        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(ended.json["recorded"] as? Int == 1, "\(ended.json)")
+        let interaction = try #require(try CassetteFile.load(directory + "/long.json").interactions.first)
+        #expect(interaction.abandoned)
+        let count = interaction.chunks?.count ?? 0
+        #expect(count >= 2 && count < 60, "\(count) chunks")
+        reader.closeNow()
         await proxy.stop()
         await upstream.stop()
     }

@@ -125,6 +125,34 @@ struct TrustNumbersTests {
         await harness.stop()
     }
 
+    @Test(
+        "a route template that repeats the request stops at its output bound: 500 copies of {{body.x}} over a 1 MB body, as text, JSON or a header, answer 500 naming the bound, and the route answers again"
+    )
+    func templateOutputBound() async throws {
+        let copies = Array(repeating: "{{body.x}}", count: 500)
+        let text = copies.joined()
+        let json = "[" + copies.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        let harness = try await ProxyHarness.serving(
+            routes: #"""
+                {"routes": [{"id": "text", "method": "POST", "path": "/text", "response": {"text": "\#(text)"}},
+                            {"id": "json", "method": "POST", "path": "/json", "response": {"json": \#(json)}},
+                            {"id": "header", "method": "POST", "path": "/header", "response": {"headers": {"X-Copies": "\#(text)"}}}]}
+                """#)
+        let large = #"{"x": "\#(String(repeating: "y", count: 1 << 20))"}"#
+        for path in ["/text", "/json", "/header"] {
+            let answer = try await harness.send(.post, path, json: large)
+            #expect(answer.status == 500, "\(path)")
+            #expect(answer.text.contains("would render to more than"), "\(path): \(answer.text.prefix(300))")
+            #expect(answer.body.count < 4096, "\(path): \(answer.body.count) bytes")
+        }
+        // Within the bound, the same routes render in full.
+        let small = try await harness.send(.post, "/text", json: #"{"x": "ab"}"#)
+        #expect(small.status == 200 && small.text == String(repeating: "ab", count: 500))
+        let smallJSON = try await harness.send(.post, "/json", json: #"{"x": "ab"}"#)
+        #expect(smallJSON.status == 200 && smallJSON.body.count == 500 * 5 + 1, "\(smallJSON.text.prefix(100))")
+        await harness.stop()
+    }
+
     @Test("a routes file with CR or LF in a literal header value or a bad header name is refused at load")
     func headerLiterals() throws {
         let directory = try Fixtures.temporaryDirectory()

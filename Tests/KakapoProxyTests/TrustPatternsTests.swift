@@ -96,23 +96,36 @@ struct TrustPatternsTests {
     }
 
     @Test(
-        "a when.matches too costly for a large body value stops at its step budget: the route does not hold, even for a value that would match at its end"
+        "a when.matches too costly for a large value stops at its step budget and answers 400 naming the route and the key, never a silent miss"
     )
     func costlyWhenMatches() async throws {
         let harness = try await ProxyHarness.serving(
             routes: #"""
-                {"routes": [{"method": "POST", "path": "/notes", "when": {"json": {"/text": {"matches": "(.*a){300}b"}}},
+                {"routes": [{"id": "notes", "method": "POST", "path": "/notes", "when": {"json": {"/text": {"matches": "(.*a){300}b"}}},
                              "response": {"text": "matched"}},
-                            {"method": "POST", "path": "/notes", "response": {"status": 422, "text": "no"}}]}
+                            {"id": "search", "path": "/search", "when": {"headers": {"X-Query": {"matches": "(.*a){300}b"}}},
+                             "response": {"text": "matched"}},
+                            {"method": "POST", "path": "/notes", "response": {"status": 422, "text": "no"}},
+                            {"path": "/search", "response": {"status": 404, "text": "no"}}]}
                 """#)
         let started = ContinuousClock.now
         let answer = try await harness.send(
             .post, "/notes", json: #"{"text": "\#(String(repeating: "a", count: 200_000))b"}"#)
-        #expect(answer.status == 422)
+        #expect(answer.status == 400)
+        #expect(answer.text.contains("when.json./text pattern could not judge"), "\(answer.text)")
+        #expect(answer.text.contains(#""route":"notes""#), "\(answer.text)")
         #expect(ContinuousClock.now - started < .seconds(10), "took \(ContinuousClock.now - started)")
+        // The variant: a header's value, which the old silent miss passed on to the next route (404).
+        let header = try await harness.client.send(
+            .get, "/search", headers: ["X-Query": String(repeating: "a", count: 7_000) + "b"])
+        #expect(header.status == 400)
+        #expect(header.text.contains("when.headers.X-Query pattern could not judge"), "\(header.text)")
+        // Within the budget a value is judged either way, and a miss passes on as before.
         let small = try await harness.send(
             .post, "/notes", json: #"{"text": "\#(String(repeating: "a", count: 300))b"}"#)
         #expect(small.text == "matched")
+        let miss = try await harness.send(.post, "/notes", json: #"{"text": "short"}"#)
+        #expect(miss.status == 422)
         await harness.stop()
     }
 

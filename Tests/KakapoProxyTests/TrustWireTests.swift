@@ -105,6 +105,7 @@ struct TrustWireTests {
     static func adminServer(token: String? = nil) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(mode: .none)
         configuration.adminToken = token
+        configuration.adminPort = 0
         return try await ProxyHarness.start(configuration)
     }
 
@@ -114,7 +115,7 @@ struct TrustWireTests {
         return connection.receive().text
     }
 
-    @Test("a web page cannot change the admin API: text/plain and form bodies and foreign Origins get 403")
+    @Test("a web page cannot change the admin API: text/plain and form bodies and any Origin on the proxy port get 403")
     func crossSiteRequests() async throws {
         let proxy = try await Self.adminServer()
         let port = proxy.port
@@ -142,14 +143,112 @@ struct TrustWireTests {
         #expect(Self.status(of: clear) == 403)
         #expect(!(try await proxy.client.send(.get, "/__kakapo/routes").text.contains("csrf")))
 
-        // Kakapo's own tools and pages still work: JSON, its own Origin, a DELETE without a body.
-        let own = Self.send(
+        // The proxy port serves the app's pages, so even its own Origin is a page's request there.
+        let ownOnProxy = Self.send(
             port,
             "POST /__kakapo/routes HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json; charset=utf-8\r\n"
                 + "Origin: http://localhost:\(port)\r\n", body: route)
-        #expect(Self.status(of: own) == 201, "\(own)")
+        #expect(Self.status(of: ownOnProxy) == 403, "\(ownOnProxy)")
+        #expect(ownOnProxy.contains("do not answer a web page's request"), "\(ownOnProxy)")
+        // Kakapo's own tools still work there: JSON without a page's marks, a DELETE without a body.
+        let tool = Self.send(
+            port,
+            "POST /__kakapo/routes HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json; charset=utf-8\r\n",
+            body: route)
+        #expect(Self.status(of: tool) == 201, "\(tool)")
         let delete = Self.send(port, "DELETE /__kakapo/routes HTTP/1.1\r\nHost: [::1]:\(port)\r\n")
         #expect(Self.status(of: delete) == 200, "\(delete)")
+        // The inspector's page, on the admin listener, may change things with its own Origin.
+        let admin = try #require(proxy.server.adminPort)
+        let own = Self.send(
+            admin,
+            "POST /__kakapo/routes HTTP/1.1\r\nHost: localhost:\(admin)\r\nContent-Type: application/json; charset=utf-8\r\n"
+                + "Origin: http://localhost:\(admin)\r\n", body: route)
+        #expect(Self.status(of: own) == 201, "\(own)")
+        await proxy.stop()
+    }
+
+    /// The admin endpoints, each as a request line and a body.
+    static let adminEndpoints: [(String, String)] = [
+        ("GET /__kakapo/requests", ""), ("POST /__kakapo/requests/count", #"{"path": "/"}"#),
+        ("DELETE /__kakapo/requests", ""), ("GET /__kakapo/requests/1", ""),
+        ("POST /__kakapo/requests/1/save", "{}"), ("GET /__kakapo/store", ""), ("DELETE /__kakapo/store", ""),
+        ("GET /__kakapo/routes", ""), ("POST /__kakapo/routes", #"{"path": "/x", "response": {}}"#),
+        ("DELETE /__kakapo/routes", ""), ("GET /__kakapo/sessions", ""),
+        ("POST /__kakapo/sessions", #"{"cassette": "x.json"}"#), ("GET /__kakapo/events", ""),
+        ("GET /__kakapo/cassette", ""), ("GET /__kakapo/cassette/0", ""), ("GET /__kakapo/nothing", ""),
+    ]
+
+    @Test(
+        "no page Kakapo serves shares an origin with the admin API: on the proxy port every admin endpoint but health refuses a page's request, the admin listener refuses other sites and serves nothing else"
+    )
+    func adminOrigin() async throws {
+        var configuration = ProxyConfiguration(mode: .none)
+        configuration.adminPort = 0
+        configuration.sessionDirectory = try Fixtures.temporaryDirectory()
+        let proxy = try await ProxyHarness.start(configuration)
+        let port = proxy.port
+        let admin = try #require(proxy.server.adminPort)
+        #expect(admin != port)
+        // Same origin on the proxy port, by Origin or by Sec-Fetch-Site, whatever loopback spelling.
+        let marks = [
+            "Origin: http://127.0.0.1:\(port)", "Origin: http://localhost:\(port)", "Origin: null",
+            "Sec-Fetch-Site: same-origin", "Sec-Fetch-Site: cross-site",
+        ]
+        for (line, body) in Self.adminEndpoints {
+            for mark in marks {
+                let answer = Self.send(
+                    port,
+                    "\(line) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n\(mark)\r\n",
+                    body: body)
+                #expect(Self.status(of: answer) == 403, "\(line) with \(mark): \(answer.prefix(300))")
+                #expect(answer.contains("admin listener on port \(admin)"), "\(line) with \(mark)")
+            }
+        }
+        // Health answers anyone (it names the listeners), and the user typing a URL (Sec-Fetch-Site: none) is
+        // no page.
+        let health = Self.send(
+            port, "GET /__kakapo/health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://127.0.0.1:\(port)\r\n")
+        #expect(Self.status(of: health) == 200)
+        let listeners =
+            (try? JSONSerialization.jsonObject(with: Data(health.components(separatedBy: "\r\n\r\n").last!.utf8)))
+            .flatMap { ($0 as? [String: Any])?["listeners"] as? [String: Int] }
+        #expect(listeners == ["proxy": port, "admin": admin], "\(health)")
+        let typed = Self.send(
+            port, "GET /__kakapo/requests HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nSec-Fetch-Site: none\r\n")
+        #expect(Self.status(of: typed) == 200, "\(typed.prefix(300))")
+        // The inspector on the proxy port redirects to the admin listener, keeping the host named.
+        let page = Self.send(
+            port, "GET /__kakapo/ui?x=1 HTTP/1.1\r\nHost: localhost:\(port)\r\nSec-Fetch-Site: none\r\n")
+        #expect(Self.status(of: page) == 307, "\(page.prefix(300))")
+        #expect(page.contains("Location: http://localhost:\(admin)/__kakapo/ui?x=1"), "\(page.prefix(300))")
+
+        // The admin listener: another site's request is refused (the proxy port's pages are same-site), but
+        // its page's files are served to a navigation from anywhere.
+        for mark in ["Origin: http://127.0.0.1:\(port)", "Origin: http://evil.example", "Sec-Fetch-Site: same-site"] {
+            for (line, body) in Self.adminEndpoints {
+                let answer = Self.send(
+                    admin,
+                    "\(line) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Type: application/json\r\n\(mark)\r\n",
+                    body: body)
+                #expect(Self.status(of: answer) == 403, "admin listener \(line) with \(mark): \(answer.prefix(300))")
+            }
+        }
+        let ui = Self.send(
+            admin, "GET /__kakapo/ui HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nSec-Fetch-Site: same-site\r\n")
+        #expect(Self.status(of: ui) == 200)
+        let ownRead = Self.send(
+            admin, "GET /__kakapo/requests HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nSec-Fetch-Site: same-origin\r\n")
+        #expect(Self.status(of: ownRead) == 200, "\(ownRead.prefix(300))")
+        // It serves no app content, nor forwards, nor tunnels.
+        for line in ["GET /users/1", "GET http://127.0.0.1:\(port)/users/1", "OPTIONS /__kakapo/routes"] {
+            let answer = Self.send(
+                admin, "\(line) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nOrigin: http://evil.example\r\n")
+            #expect([400, 403, 404].contains(Self.status(of: answer)), "\(line): \(answer.prefix(300))")
+            #expect(!answer.lowercased().contains("access-control-allow"), "\(line)")
+        }
+        let app = Self.send(admin, "GET /users/1 HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n")
+        #expect(Self.status(of: app) == 404 && app.contains("admin listener"), "\(app.prefix(300))")
         await proxy.stop()
     }
 
@@ -179,7 +278,9 @@ struct TrustWireTests {
 
     // MARK: Hosts and paths
 
-    @Test("an HTTP/1.1 request without Host or with two is answered 400; HTTP/1.0 without Host is fine")
+    @Test(
+        "an HTTP/1.1 request without Host, with two, or with one that is not host[:port] is answered 400; HTTP/1.0 without Host is fine"
+    )
     func hostHeaders() async throws {
         let proxy = try await HostileInputTests.demoProxy()
         let missing = try RawConnection(port: proxy.port)
@@ -190,6 +291,20 @@ struct TrustWireTests {
         let two = try RawConnection(port: proxy.port)
         two.send("GET /users/1 HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n")
         #expect(two.receive().text.hasPrefix("HTTP/1.1 400"))
+        // One Host whose value is not one host[:port] (RFC 9112 3.2): a list, user info, a path, a blank.
+        for value in ["a.test, b.test", "a.test,b.test", "user@a.test", "a.test/x", "a.test b.test", "a.test;x"] {
+            let invalid = try RawConnection(port: proxy.port)
+            invalid.send("GET /users/1 HTTP/1.1\r\nHost: \(value)\r\n\r\n")
+            let answer = invalid.receive()
+            #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(value): \(answer.text.prefix(200))")
+            #expect(answer.text.contains("not one host[:port]"), "\(value)")
+        }
+        for value in ["127.0.0.1:\(proxy.port)", "[::1]:80", "localhost", "api.example_1.test:8080"] {
+            let valid = try RawConnection(port: proxy.port)
+            valid.send("GET /users/1 HTTP/1.1\r\nHost: \(value)\r\n\r\n")
+            let answer = valid.receive()
+            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(value): \(answer.text.prefix(200))")
+        }
         let old = try RawConnection(port: proxy.port)
         old.send("GET /users/1 HTTP/1.0\r\n\r\n")
         let oldAnswer = old.receive()

@@ -92,6 +92,41 @@ struct WebSocketRecorderTests {
     }
 
     @Test(
+        "a close whose code may not be sent (0, 999, 1005, 1006, 65535) is recorded without a code or reason, the conversation kept and the log saying so once"
+    )
+    func unsendableCloseCodes() throws {
+        for code in [0, 999, 1005, 1006, 1015, 65535] {
+            let (recorder, session, lines) = try Self.recorder(limit: 1 << 20)
+            Self.feed(recorder, Self.head(), from: .server)
+            Self.feed(recorder, WebSocketFrameReaderTests.frame(1, Array("hello".utf8)), from: .server)
+            let close = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array("gone".utf8)
+            Self.feed(recorder, WebSocketFrameReaderTests.frame(8, close), from: .server)
+            Self.feed(recorder, WebSocketFrameReaderTests.frame(8, [0x03, 0xE8], mask: [1, 2, 3, 4]), from: .client)
+            #expect(recorder.isEnded)
+            let conversation = try #require(try session.conversation(), "code \(code)")
+            #expect(conversation.messages.map(\.payload) == [.text("hello")], "code \(code)")
+            #expect(conversation.close?.from == .server && conversation.close?.code == nil, "code \(code)")
+            #expect(conversation.close?.reason == "", "code \(code): a close without a code carries no reason")
+            let said = lines.all
+            #expect(said.filter { $0.contains("its code \(code) may not be sent") }.count == 1, "\(said)")
+            #expect(!said.contains { $0.contains("not recorded") }, "\(said)")
+        }
+    }
+
+    @Test("a close reason that is not UTF-8 is left out, the code and the conversation kept")
+    func closeReasonNotUTF8() throws {
+        let (recorder, session, lines) = try Self.recorder(limit: 1 << 20)
+        Self.feed(recorder, Self.head(), from: .server)
+        // 123 bytes that are not UTF-8 would grow to 369 as replacement characters, past what a frame holds.
+        let close: [UInt8] = [0x0F, 0xA1] + Array(repeating: 0xFF, count: 123)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(8, close), from: .server)
+        Self.feed(recorder, WebSocketFrameReaderTests.frame(8, [0x03, 0xE8], mask: [1, 2, 3, 4]), from: .client)
+        let conversation = try #require(try session.conversation())
+        #expect(conversation.close?.code == 4001 && conversation.close?.reason == "")
+        #expect(lines.all.contains { $0.contains("its 123-byte reason is not UTF-8") }, "\(lines.all)")
+    }
+
+    @Test(
         "a million empty frames are charged a cost each: the recording stops at the conversation's budget with one warning, the messages that fit kept"
     )
     func emptyFlood() throws {

@@ -240,6 +240,48 @@ struct WebSocketReplayTests {
         await harness.stop()
     }
 
+    /// `count` masked continuation frames of `payload` (at most 125 bytes; a zero mask, so the bytes go as they
+    /// are), the last one final: written in place, since a frame each through `sendFrame` (or appending
+    /// arrays in a debug build) would cost more than the server.
+    static func continuations(_ count: Int, payload: [UInt8]) -> [UInt8] {
+        let size = 6 + payload.count
+        return [UInt8](unsafeUninitializedCapacity: count * size) { buffer, initialized in
+            var at = 0
+            for index in 0..<count {
+                buffer[at] = index == count - 1 ? 0x80 : 0x00
+                buffer[at + 1] = 0x80 | UInt8(payload.count)
+                for offset in 2..<6 { buffer[at + offset] = 0 }
+                for (offset, byte) in payload.enumerated() { buffer[at + 6 + offset] = byte }
+                at += size
+            }
+            initialized = count * size
+        }
+    }
+
+    @Test(
+        "joining a message costs linear time in its fragments: a 4 MB first fragment and 200,000 one-byte or empty continuations are answered well within a bound that only guards against a hang"
+    )
+    func fragmentFlood() async throws {
+        // Each joined message is recorded as the client's, so the conversation answers once it is whole. The
+        // old join copied the message so far for every fragment: 200,000 copies of 4 MB (800 GB) each.
+        let large = 4 << 20
+        let count = 200_000
+        let harness = try await Self.replaying(
+            [
+                #"{"messages": [{"from": "client", "offsetMs": 0, "text": "\#(String(repeating: "a", count: large + count))"}, {"from": "server", "offsetMs": 1, "text": "joined"}]}"#,
+                #"{"messages": [{"from": "client", "offsetMs": 0, "base64": "\#(Data(repeating: 98, count: large).base64EncodedString())"}, {"from": "server", "offsetMs": 1, "text": "joined too"}]}"#,
+            ], timing: .none)
+        for (opcode, payload, answer) in [(UInt8(0x1), [UInt8(ascii: "a")], "joined"), (0x2, [], "joined too")] {
+            let client = try await WebSocketClient.connect(port: harness.port, path: "/chat")
+            let first: UInt8 = opcode == 0x1 ? UInt8(ascii: "a") : UInt8(ascii: "b")
+            try client.sendFrame(fin: false, opcode: opcode, payload: Array(repeating: first, count: large))
+            try client.sendRaw(Self.continuations(count, payload: payload))
+            #expect(await client.nextMessage(timeout: .seconds(60))?.text == answer)
+            client.disconnect()
+        }
+        await harness.stop()
+    }
+
     @Test("two recordings of one path replay in order on two connections")
     func twoRecordingsInOrder() async throws {
         let harness = try await Self.replaying([

@@ -6,7 +6,8 @@ import NIOWebSocket
 /// messages, for recording tests: it accepts the `chat.v1` subprotocol when offered, greets with
 /// `{"type":"welcome"}` on open, answers `hello` with `hi there` and the binary `00 01 02 FF`, answers
 /// `fragments` with `fragmented` sent in two frames, echoes other text prefixed `echo: ` and binary
-/// as is, answers pings, answers `bye` by closing first (1000, `done`), and answers a client's close
+/// as is, answers pings, answers `bye` by closing first (1000, `done`) and `close N` by closing first with
+/// the code N however invalid (reason `gone`), and answers a client's close
 /// with the same code; fragmented client messages are joined first. Plain HTTP requests get 404.
 public final class WebSocketChatServer: Sendable {
     private let server: WebSocketTestServer
@@ -76,6 +77,15 @@ private final class ChatHandler: ChannelInboundHandler {
                 var data = context.channel.allocator.buffer(capacity: 6)
                 data.write(webSocketErrorCode: .normalClosure)
                 data.writeString("done")
+                context.writeAndFlush(
+                    wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
+            case _ where text.hasPrefix("close "):
+                // `close N`: closes first with the code N as two bytes, whatever it is (0, 1005, 65535 may not
+                // be sent: a broken peer's close), and the reason `gone`.
+                closing = true
+                var data = context.channel.allocator.buffer(capacity: 6)
+                data.writeInteger(UInt16(truncatingIfNeeded: Int(text.dropFirst(6)) ?? 1000))
+                data.writeString("gone")
                 context.writeAndFlush(
                     wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
             default:

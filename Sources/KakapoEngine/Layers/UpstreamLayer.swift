@@ -11,14 +11,17 @@ enum UpstreamLayer: PipelineLayer {
         guard exchange.mode.usesUpstream, pipeline.upstream != nil else { return .pass }
         return forward(
             exchange.request, replacing: exchange.mode == .all,
-            recording: exchange.mode.records ? exchange.cassette : nil, in: pipeline)
+            recording: exchange.mode.records ? exchange.cassette : nil,
+            for: exchange.mode.records ? exchange.testSession : nil, in: pipeline)
     }
 
     /// Forwards `request`, recording its answer into `session` when given (replacing earlier recordings of
-    /// it when `replacing`); `bodyStream` is its body when that goes upstream as it arrives.
+    /// it when `replacing`); `bodyStream` is its body when that goes upstream as it arrives. A streamed
+    /// answer recorded for `testSession` holds it open until its recording is handed over (or, should the
+    /// session end first, is recorded as it stands then, marked abandoned).
     static func forward(
         _ request: HTTP.Request, replacing: Bool, recording session: CassetteSession?,
-        bodyStream: RequestBodyStream? = nil, in pipeline: RequestPipeline
+        for testSession: TestSession? = nil, bodyStream: RequestBodyStream? = nil, in pipeline: RequestPipeline
     ) -> LayerStep {
         guard let upstream = pipeline.upstream else { return .pass }
         if request.isWebSocketUpgrade {
@@ -69,11 +72,26 @@ enum UpstreamLayer: PipelineLayer {
                     return !done
                 }
             }
+            // The test session's hold on a stream being recorded for it, let go once its recording is handed
+            // over (or it is not recorded).
+            let held = Mutex<(@Sendable () -> Void)?>(nil)
+            let letGo: @Sendable () -> Void = {
+                held.withLock { release in
+                    defer { release = nil }
+                    return release
+                }?()
+            }
             // A stream the client leaves before its end is recorded as what came, marked abandoned, when it
-            // leaves (not when the upstream next sends or gives up, which a quiet stream may never do).
-            let abandoned: @Sendable (LiveResponse, HTTP.Response) -> Void = { stream, head in
+            // leaves (not when the upstream next sends or gives up, which a quiet stream may never do); so is
+            // one still going when its test session ends.
+            let abandoned: @Sendable (LiveResponse, HTTP.Response, _ sessionEnded: Bool) -> Void = {
+                stream, head, sessionEnded in
+                defer { letGo() }
                 guard let session, settles() else { return }
-                let left = "the client left the streamed answer to \(described()) before its end"
+                let left =
+                    sessionEnded
+                    ? "the session ended before the streamed answer to \(described()) did"
+                    : "the client left the streamed answer to \(described()) before its end"
                 guard recordsAbandonedStreams else {
                     unrecorded.note(.abandoned)
                     logger.warning(
@@ -110,7 +128,13 @@ enum UpstreamLayer: PipelineLayer {
                     live.withLock { $0 = (stream, response) }
                     // A HEAD's transfer is left at its head on purpose (AnswerWriter): that is no abandoned stream.
                     if session != nil && request.method != .head {
-                        stream.whenAbandoned { abandoned(stream, response) }
+                        stream.whenAbandoned { abandoned(stream, response, false) }
+                        if let testSession {
+                            held.withLock {
+                                $0 = testSession.holdStream { abandoned(stream, response, true) }
+                            }
+                            stream.whenFinished(letGo)
+                        }
                     }
                     var answer = Answer(
                         .response(status: head.status, headers: head.headers, body: .live(stream)), source: .upstream)

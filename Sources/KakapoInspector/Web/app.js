@@ -425,6 +425,11 @@ setTokenPrompt((reason) => new Promise((resolve) => {
 async function loadHealth() {
   try {
     const health = await getJSON('/__kakapo/health');
+    // The page is on the admin listener; the app's requests (and copied curl commands) go to the proxy port.
+    const proxy = health.listeners?.proxy;
+    if (Number.isSafeInteger(proxy) && proxy > 0 && proxy < 65536) {
+      document.documentElement.dataset.proxyOrigin = `${location.protocol}//${location.hostname}:${proxy}`;
+    }
     const parts = [`mode ${health.mode ?? '?'}`];
     if (health.cassette) parts.push(String(health.cassette));
     if (health.sessions) {

@@ -1,7 +1,7 @@
 // curl.js: a request's detail -> a curl command that sends it to Kakapo again. Pure (no DOM), tested in
 // Tests/InspectorJS/curl.test.mjs, which runs the commands it makes through sh.
 //
-// - An origin-form request (target "/users/1") goes to the page's origin, where Kakapo listens; a Host header
+// - An origin-form request (target "/users/1") goes to the proxy port's origin, where Kakapo listens; a Host header
 //   that named another host is kept, since Kakapo may route by it.
 // - An absolute-form request (Kakapo as a forward proxy, target "http://api.example.com/users/1") goes through
 //   Kakapo with -x; an https URL that Kakapo intercepted goes the same way and trusts Kakapo's CA.
@@ -38,7 +38,7 @@ function schemeOf(url) {
 
 /**
  * The curl command for `detail` (GET /__kakapo/requests/{id}, or an event when the detail is gone), sent to
- * Kakapo at `origin` (the page's `location.origin`). Returns the command as one string; long commands are
+ * Kakapo at `origin` (the proxy port's origin: the page itself is on the admin listener). Returns the command as one string; long commands are
  * broken over lines with backslash-newline.
  */
 export function curlCommand(detail, origin) {

@@ -213,7 +213,7 @@ export class DetailPane {
     const copied = element('span', 'muted');
     copied.setAttribute('role', 'status');
     copy.addEventListener('click', async () => {
-      const command = curlCommand(data, location.origin);
+      const command = curlCommand(data, document.documentElement.dataset.proxyOrigin || location.origin);
       curlBox.value = command;
       curlBox.hidden = false;
       curlBox.select();
