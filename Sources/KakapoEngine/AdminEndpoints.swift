@@ -119,7 +119,9 @@ package enum AdminEndpoints {
             let redirect = InspectorEndpoints.redirectToAdminListener(request, pipeline: pipeline)
         {
             return redirect
-        } else if !onAdminListener, request.path != healthPath, let mark = pageMark(request) {
+        } else if !onAdminListener, request.path != healthPath,
+            let mark = pageMark(request) ?? wildcardHost(request)
+        {
             let elsewhere =
                 pipeline.listeners.withLock { $0.admin }.map {
                     "; pages use the admin listener on port \($0) (the inspector is at http://127.0.0.1:\($0)\(InspectorEndpoints.uiPath))"
@@ -166,6 +168,16 @@ package enum AdminEndpoints {
             return "Sec-Fetch-Site: \(site.prefix(40))"
         }
         return nil
+    }
+
+    /// `Host: 0.0.0.0` (or `[::]`): what a browser sends for a page it opened at the wildcard address, an
+    /// origin no browser treats as trustworthy, so it sends no `Sec-Fetch-Site` for the page's own reads.
+    /// Tools use a loopback name or address.
+    static func wildcardHost(_ request: HTTP.Request) -> String? {
+        guard let host = request.headers["Host"], let (name, _) = RequestOrigin.splitAuthority(host) else { return nil }
+        var bare = name.lowercased()
+        if bare.hasPrefix("[") && bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        return bare == "0.0.0.0" || bare == "::" ? "Host: \(host.prefix(60)), a wildcard address" : nil
     }
 
     /// Why a request to the admin listener came from another origin or site (a page served by the proxy
@@ -234,7 +246,9 @@ package enum AdminEndpoints {
         }
         let id = String(path.dropFirst(sessionsPath.count + 1)).removingPercentEncodingLeniently(plusAsSpace: false)
         guard method == .delete, !id.isEmpty else { return nil }
-        return (sessions.queue, { answer(sessions.close(id)) })
+        // Not on the sessions' queue: ending waits for the session's answers and streams (up to the grace
+        // period), which must not hold every other session's opening and ending meanwhile.
+        return (DispatchQueue.global(), { answer(sessions.close(id)) })
     }
 
     /// `GET` and `DELETE /__kakapo/store` when a shared store is configured: they wait for the database,

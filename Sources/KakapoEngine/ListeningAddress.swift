@@ -12,6 +12,9 @@ package struct ListeningAddress: Sendable {
     let localIP: String?
     /// The port the server listens on.
     let port: Int?
+    /// Kakapo's other listening ports (the admin listener's, seen from the proxy port, and the other way):
+    /// a request or tunnel to one of them is to Kakapo itself too.
+    package var otherPorts: [Int] = []
 
     /// `localIP` and `port` are those of this end of the connection (nil when unknown).
     package init(configuredHost: String, localIP: String?, port: Int?) {
@@ -31,7 +34,7 @@ package struct ListeningAddress: Sendable {
     /// Whether `host:port` (a `CONNECT` target or an absolute-form request's authority) is Kakapo's own
     /// listening address.
     package func isSelf(host: String, port: Int) -> Bool {
-        guard let listening = self.port, port == listening else { return false }
+        guard port == self.port || otherPorts.contains(port) else { return false }
         return namesThisMachine(host)
     }
 

@@ -43,8 +43,9 @@ public struct ProxyConfiguration: Sendable {
     /// `/__kakapo/*` and serves the inspector, so no page Kakapo serves for the app (a replayed or recorded
     /// HTML answer) shares an origin with anything that changes Kakapo or reads files. On the proxy port the
     /// admin endpoints then answer only clients that are not web pages (no `Origin` or `Sec-Fetch-*`),
-    /// and `/__kakapo/ui` redirects to the admin listener. Nil: no admin listener.
-    public var adminPort: Int?
+    /// and `/__kakapo/ui` redirects to the admin listener. Nil: no admin listener, and so no page may use the
+    /// admin API at all (the inspector does not work).
+    public var adminPort: Int? = 0
     /// How long shutdown waits for requests in flight, in seconds.
     public var shutdownGracePeriod: Double
     /// Event loop threads; defaults to the number of cores.

@@ -277,6 +277,9 @@ package final class SessionRegistry: Sendable {
         // in the save. Streams still going after the wait are recorded as they stand, marked abandoned.
         session.waitUntilIdle(within: drainLimit)
         session.cutOpenStreams()
+        // The cut streams are handed over at once; a stream that ended just then, or a plain answer still on
+        // its way, is waited for as ever (10 s, whatever the grace period).
+        session.waitUntilIdle(within: .seconds(10))
         if session.mode.records {
             // WebSocket conversations still open are recorded as they stand before the cassette closes (this
             // runs on the sessions' queue, never on an event loop, so it may wait for them).

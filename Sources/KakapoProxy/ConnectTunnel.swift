@@ -35,7 +35,8 @@ struct ConnectTunnel {
                 "malformed CONNECT target \"\(head.uri)\": expected host:port", status: .badRequest, channel: channel)
             return
         }
-        let listening = ListeningAddress(configuredHost: pipeline.configuration.host, local: channel.localAddress)
+        let listening = ListeningAddress(
+            configuredHost: pipeline.configuration.host, local: channel.localAddress, pipeline: pipeline)
         if listening.isSelf(host: host, port: port) {
             refuseTunnelToSelf(head.uri, channel: channel)
             return

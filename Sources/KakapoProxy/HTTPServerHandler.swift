@@ -109,7 +109,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         // Worked out only for the requests that need it (absolute-form and admin ones), not for every request.
         let configuredHost = pipeline.configuration.host
         func listening() -> ListeningAddress {
-            ListeningAddress(configuredHost: configuredHost, local: context.channel.localAddress)
+            ListeningAddress(configuredHost: configuredHost, local: context.channel.localAddress, pipeline: pipeline)
         }
         let request: HTTP.Request
         switch RequestAddressing.address(

@@ -42,6 +42,14 @@ extension ListeningAddress {
         self.init(configuredHost: configuredHost, localIP: local?.ipAddress, port: local?.port)
     }
 
+    /// The address of a connection that arrived at `local`, knowing every port Kakapo listens on (`pipeline`'s
+    /// listeners), so a request or tunnel to any of them is to Kakapo itself.
+    init(configuredHost: String, local: SocketAddress?, pipeline: RequestPipeline) {
+        self.init(configuredHost: configuredHost, local: local)
+        let ports = pipeline.listeners.withLock { $0 }
+        otherPorts = [ports.proxy, ports.admin].compactMap { $0 }.filter { $0 != local?.port }
+    }
+
     /// Whether a connected socket's peer is Kakapo's own listening address (a blind tunnel whose host name
     /// resolved to this machine).
     func isSelf(_ address: SocketAddress?) -> Bool {

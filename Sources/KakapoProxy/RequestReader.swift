@@ -206,7 +206,8 @@ struct RequestReader {
     /// `;`, and `[` `]` `:` for IP literals and the port. A list (`a.test, b.test`), blanks, a path or user
     /// info make it not one: two readers could see two hosts.
     static func isAuthority(_ value: String) -> Bool {
-        value.utf8.allSatisfy { byte in
+        guard value.isEmpty || RequestOrigin.splitAuthority(value) != nil else { return false }
+        return value.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -146,6 +146,9 @@ public final class Stub: Sendable {
 
     /// The answer, when every condition holds (nil passes the request on).
     func answer(_ context: TemplateContext) -> StubAnswer? {
+        // A websocket route answers upgrades only: a plain request to its path goes on to the next layer
+        // (the cassette, the upstream), so the same path can serve both.
+        if webSocket != nil && !context.request.isWebSocketUpgrade { return nil }
         for condition in conditions {
             switch condition.holds(for: context) {
             case true?: continue
@@ -153,9 +156,6 @@ public final class Stub: Sendable {
             case nil: return overBudget(condition)
             }
         }
-        // A websocket route answers upgrades only: a plain request to its path goes on to the next layer
-        // (the cassette, the upstream), so the same path can serve both.
-        if webSocket != nil && !context.request.isWebSocketUpgrade { return nil }
         let delay = latency?.sample() ?? .zero
         if let fault, fault.strikes() {
             switch fault {

@@ -21,19 +21,26 @@ struct InspectorPageTests {
     func files() async throws {
         let harness = try await ProxyHarness.serving(routes: "{}")
         defer { Task { await harness.stop() } }
+        // The page is on the admin listener; the proxy port redirects there.
+        let adminPort = try #require(harness.server.adminPort)
+        let admin = try TestClient(port: adminPort)
+        defer { admin.shutdown() }
+        let redirect = try await harness.client.send(.get, "/__kakapo/ui/app.js")
+        #expect(redirect.status == 307)
+        #expect(redirect.headers["Location"] == "http://127.0.0.1:\(adminPort)/__kakapo/ui/app.js")
         for target in ["/__kakapo/ui", "/__kakapo/ui/"] {
-            let page = try await harness.client.send(.get, target)
+            let page = try await admin.send(.get, target)
             #expect(page.status == 200)
             #expect(page.headers["Content-Type"] == "text/html; charset=utf-8")
             #expect(page.text.contains("app.js"))
             Self.expectPageHeaders(page)
         }
-        let script = try await harness.client.send(.get, "/__kakapo/ui/app.js")
+        let script = try await admin.send(.get, "/__kakapo/ui/app.js")
         #expect(script.status == 200)
         #expect(script.headers["Content-Type"] == "text/javascript; charset=utf-8")
         Self.expectPageHeaders(script)
         for name in ["nope.js", "web/app.js", "%2e%2e%2fapp.js", "index.html%00"] {
-            let missing = try await harness.client.send(.get, "/__kakapo/ui/\(name)")
+            let missing = try await admin.send(.get, "/__kakapo/ui/\(name)")
             #expect(missing.status == 404, "\(name)")
             Self.expectPageHeaders(missing)
         }
@@ -48,8 +55,11 @@ struct InspectorPageTests {
         configuration.adminToken = "tok-123"
         let harness = try await ProxyHarness.serving(routes: "{}", configuration)
         defer { Task { await harness.stop() } }
-        #expect(try await harness.client.send(.get, "/__kakapo/ui").status == 200)
-        #expect(try await harness.client.send(.get, "/__kakapo/ui/api.js").status == 200)
+        let admin = try TestClient(port: try #require(harness.server.adminPort))
+        defer { admin.shutdown() }
+        #expect(try await admin.send(.get, "/__kakapo/ui").status == 200)
+        #expect(try await admin.send(.get, "/__kakapo/ui/api.js").status == 200)
+        #expect(try await harness.client.send(.get, "/__kakapo/ui").status == 307)
         #expect(try await harness.client.send(.get, "/__kakapo/events").status == 401)
         #expect(try await harness.client.send(.get, "/__kakapo/requests/1").status == 401)
         #expect(try await harness.client.send(.get, "/__kakapo/cassette").status == 401)

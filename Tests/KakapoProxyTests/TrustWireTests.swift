@@ -41,6 +41,16 @@ struct TrustWireTests {
         read.send(
             "GET http://127.0.0.1:\(proxy.port)/__kakapo/routes HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n")
         #expect(Self.status(of: read.receive().text) == 403)
+        // Nor to the admin listener's port, which is Kakapo itself too.
+        let admin = try #require(proxy.server.adminPort)
+        for host in ["127.0.0.1", "localhost"] {
+            let connection = try RawConnection(port: proxy.port)
+            connection.send(
+                "POST http://\(host):\(admin)/__kakapo/routes HTTP/1.1\r\nHost: \(host):\(admin)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(route.utf8.count)\r\n\r\n\(route)")
+            let answer = connection.receive()
+            #expect(Self.status(of: answer.text) == 403, "admin \(host): \(answer.text.prefix(300))")
+        }
         // Nothing was planted, and the admin API itself still answers a direct loopback client.
         let routes = try await proxy.client.send(.get, "/__kakapo/routes")
         #expect(routes.status == 200)
@@ -51,7 +61,11 @@ struct TrustWireTests {
     @Test("a CONNECT tunnel to Kakapo's own port is refused with 403")
     func connectToSelf() async throws {
         let proxy = try await Self.forwardProxy()
-        for target in ["127.0.0.1:\(proxy.port)", "localhost:\(proxy.port)", "127.0.0.2:\(proxy.port)"] {
+        let admin = try #require(proxy.server.adminPort)
+        for target in [
+            "127.0.0.1:\(proxy.port)", "localhost:\(proxy.port)", "127.0.0.2:\(proxy.port)", "127.0.0.1:\(admin)",
+            "localhost:\(admin)",
+        ] {
             let connection = try RawConnection(port: proxy.port)
             connection.send(
                 "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n"
@@ -217,6 +231,9 @@ struct TrustWireTests {
         let typed = Self.send(
             port, "GET /__kakapo/requests HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nSec-Fetch-Site: none\r\n")
         #expect(Self.status(of: typed) == 200, "\(typed.prefix(300))")
+        // A page opened at the wildcard address sends no Fetch Metadata: its Host gives it away.
+        let wildcard = Self.send(port, "GET /__kakapo/requests HTTP/1.1\r\nHost: 0.0.0.0:\(port)\r\n")
+        #expect(Self.status(of: wildcard) == 403, "\(wildcard.prefix(300))")
         // The inspector on the proxy port redirects to the admin listener, keeping the host named.
         let page = Self.send(
             port, "GET /__kakapo/ui?x=1 HTTP/1.1\r\nHost: localhost:\(port)\r\nSec-Fetch-Site: none\r\n")

@@ -86,8 +86,15 @@ enum UpstreamLayer: PipelineLayer {
             // one still going when its test session ends.
             let abandoned: @Sendable (LiveResponse, HTTP.Response, _ sessionEnded: Bool) -> Void = {
                 stream, head, sessionEnded in
-                defer { letGo() }
-                guard let session, settles() else { return }
+                // Released once this is handed over; but when the session's end finds the stream already
+                // settled by its own end, that path releases it once its recording is in.
+                var releases = true
+                defer { if releases { letGo() } }
+                guard let session else { return }
+                guard settles() else {
+                    releases = !sessionEnded
+                    return
+                }
                 let left =
                     sessionEnded
                     ? "the session ended before the streamed answer to \(described()) did"
