@@ -206,19 +206,66 @@ struct RequestReader {
     /// `;`, and `[` `]` `:` for IP literals and the port. A list (`a.test, b.test`), blanks, a path or user
     /// info make it not one: two readers could see two hosts.
     static func isAuthority(_ value: String) -> Bool {
-        guard value.isEmpty || RequestOrigin.splitAuthority(value) != nil else { return false }
-        return value.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return authorityPunctuation.contains(byte)
+        // One pass over the bytes, allocating nothing: it runs on every request.
+        let bytes = value.utf8
+        guard let first = bytes.first else { return true }
+        var index = bytes.startIndex
+        if first == UInt8(ascii: "[") {
+            // An IP literal: hex digits, `:`, `.`, and a `%` zone id, then `]`.
+            index = bytes.index(after: index)
+            let start = index
+            while index < bytes.endIndex, bytes[index] != UInt8(ascii: "]") {
+                guard isLiteralByte(bytes[index]) else { return false }
+                index = bytes.index(after: index)
             }
+            guard index < bytes.endIndex, index > start else { return false }
+            index = bytes.index(after: index)
+        } else {
+            let start = index
+            while index < bytes.endIndex, bytes[index] != UInt8(ascii: ":") {
+                guard isRegNameByte(bytes[index]) else { return false }
+                index = bytes.index(after: index)
+            }
+            guard index > start else { return false }
+        }
+        guard index < bytes.endIndex else { return true }
+        // `:` and a port of 1 to 5 digits.
+        guard bytes[index] == UInt8(ascii: ":") else { return false }
+        index = bytes.index(after: index)
+        var digits = 0
+        while index < bytes.endIndex {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return false }
+            digits += 1
+            index = bytes.index(after: index)
+        }
+        return (1...5).contains(digits)
+    }
+
+    /// A letter, digit, `-._~`, `%` or a sub-delimiter but `,` and `;`: what a host name may hold here.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: "="):
+            return true
+        default:
+            return false
         }
     }
 
-    private static let authorityPunctuation = Set("-._~%!$&'()*+=:[]".utf8)
+    /// What an IP literal in brackets may hold: hex digits (and letters, for a zone id), `:`, `.`, `%`.
+    private static func isLiteralByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "%"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
 
     /// The budget the request read so far holds, handed to the request: given back once it is answered.
     private mutating func takeReservation() -> BodyReservation {
