@@ -4,6 +4,13 @@
 # and fish completions under $PREFIX/share, and the demo cassette and licenses into $PREFIX/share/kakapo.
 # PREFIX defaults to ~/.local.
 #
+# What the check guards against: the .sha256 beside the archive catches a corrupted or truncated download;
+# fetched over https:// it also keeps a network in between from changing the archive. It cannot catch a
+# release host that serves a changed archive with a matching .sha256: for that, pin the sum published
+# elsewhere (release notes, your own lock file) with --sha256. Over plain http:// anyone in between could
+# change both files, so a URL starting http:// needs --sha256, and an https:// download may not be
+# redirected to http://.
+#
 #   sh install.sh kakapo-0.9.0-linux-x86_64.tar.gz
 #   sh install.sh https://example.org/releases/kakapo-0.9.0-linux-x86_64.tar.gz
 #   PREFIX=/opt/kakapo sh install.sh --sha256 HEX kakapo-0.9.0-linux-x86_64.tar.gz
@@ -56,16 +63,30 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 download() {
+    case "$1" in
+        https://*) protocols='=https' ;;
+        *) protocols='=https,http' ;;
+    esac
     if command -v curl >/dev/null 2>&1; then
-        curl -fsSL --proto '=https,http' -o "$2" "$1"
+        curl -fsSL --proto "$protocols" --proto-redir "$protocols" -o "$2" "$1"
     elif command -v wget >/dev/null 2>&1; then
-        wget -q -O "$2" "$1"
+        case "$1" in
+            # --https-only keeps wget from following a redirect to http://.
+            https://*) wget -q --https-only -O "$2" "$1" ;;
+            *) wget -q -O "$2" "$1" ;;
+        esac
     else
         fail "needs curl or wget to download $1"
     fi
 }
 
 archive=$tmp/$name.tar.gz
+case "$source" in
+    http://*)
+        [ -n "$expected" ] ||
+            fail "$source is plain http://: a .sha256 fetched beside it could be changed with it; pass the sum published elsewhere with --sha256 HEX, or use https://"
+        ;;
+esac
 case "$source" in
     http://* | https://*)
         download "$source" "$archive" || fail "cannot download $source"

@@ -14,7 +14,15 @@ final class HTTP2ConnectionEnd: ChannelInboundHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {}
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2 has answered a protocol error with a GOAWAY already; the connection is of no further use.
-        context.close(promise: nil)
+        // NIOHTTP2 answers a protocol error with a GOAWAY; the connection is of no further use. It is closed
+        // on the next tick, not now: NIOHTTP2 may report an error while it is still flushing that GOAWAY (a
+        // SETTINGS ACK it had buffered fails once the GOAWAY is out), and closing then would drop it, so the
+        // client would see the connection cut without a reason (DATA on an idle stream, sent with the
+        // preface, did).
+        let channel = context.channel
+        context.eventLoop.execute {
+            channel.flush()
+            channel.close(promise: nil)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import KakapoEngine
+import KakapoGRPC
 import KakapoHTTP
 import KakapoUpstream
 import NIOCore
@@ -7,8 +8,10 @@ import NIOHTTP1
 /// Turns the HTTP parts of one connection into whole requests, within the limits: the per-request body
 /// limit (413), the body budget all connections share (503), one `Host` (400), the forward proxy's
 /// credentials (407, `RequestAddressing.authorize`; a `CONNECT`'s are checked by the handler). Answers
-/// `Expect: 100-continue`, and hands a body that goes upstream as it arrives to a `RequestBodyStream`
-/// instead of buffering it. A plain type the connection's `HTTPServerHandler` calls, so reading a
+/// `Expect: 100-continue`, and hands a large body that goes upstream as it arrives to a
+/// `RequestBodyStream` instead of buffering it. Such a body is read here until it ends or passes
+/// `streamingStart` before anything goes upstream, so a client that sends a little and then nothing costs
+/// a socket and those bytes, never an upstream connection or a transfer's place. A plain type the connection's `HTTPServerHandler` calls, so reading a
 /// request costs no extra hop through the channel pipeline.
 struct RequestReader {
     /// What a part read completes.
@@ -32,6 +35,12 @@ struct RequestReader {
     private var connecting = false
     /// The body of the request being read, when it goes upstream as it arrives.
     private(set) var bodyStream: RequestBodyStream?
+    /// The body of the request being read may go upstream as it arrives (`streams(_:length:)`), once
+    /// more than `streamingStart` bytes of it have come; until then it is read like any other.
+    private var mayStream = false
+    /// How much of a body that may stream is read before it goes upstream: one that ends sooner is
+    /// forwarded whole (as nginx's request buffering does).
+    static let streamingStart = 1 << 20
     /// Bytes of the shared body budget the request being read holds (what has arrived of its body);
     /// handed to the request's `BodyReservation` when it is complete.
     private var heldBodyBytes = 0
@@ -68,6 +77,7 @@ struct RequestReader {
                 self.head = nil
                 return nil
             }
+            mayStream = false
             guard !rejected, let head else { return nil }
             self.head = nil
             let bytes = body.map { Array($0.readableBytesView) } ?? []
@@ -92,12 +102,17 @@ struct RequestReader {
             return refuse(head, problem, status: .badRequest)
         }
         let length = head.headers.first(name: "content-length").flatMap(Int.init)
-        // Sent upstream as it arrives (no size limit, no buffering), or read whole within the limit.
-        bodyStream = streamedBody(for: head, length: length, context: context)
-        if bodyStream == nil, let length, length > settings.maximumBodyBytes {
+        // Sent upstream as it arrives (no size limit, its start read here), or read whole within the limit.
+        mayStream = streams(head, length: length)
+        if mayStream && GRPC.isGRPC(contentType: head.headers.first(name: "content-type")) {
+            // A gRPC call's messages go at once: its server may answer each before the next is sent.
+            mayStream = false
+            bodyStream = startStream(for: head, length: length, context: context)
+        }
+        if !mayStream && bodyStream == nil, let length, length > settings.maximumBodyBytes {
             return refuseTooLarge(head)
         }
-        if bodyStream == nil, let length, length > settings.bodyBudget.available {
+        if !mayStream && bodyStream == nil, let length, length > settings.bodyBudget.available {
             // Refused before the client sends it. The budget is taken as bytes arrive, so a client
             // that announces a large body and sends nothing holds none of it.
             return refuseForBudget(head)
@@ -121,10 +136,18 @@ struct RequestReader {
             return nil
         }
         guard !rejected, let head else { return nil }
-        if (body?.readableBytes ?? 0) + part.readableBytes > settings.maximumBodyBytes {
+        let total = (body?.readableBytes ?? 0) + part.readableBytes
+        if mayStream
+            && (total > min(Self.streamingStart, settings.maximumBodyBytes)
+                || !settings.bodyBudget.reserve(part.readableBytes))
+        {
+            // Large enough (or the shared budget is short): it goes upstream as it arrives from now on.
+            return streamFromHere(head, part, context: context)
+        }
+        if !mayStream && total > settings.maximumBodyBytes {
             return refuseTooLarge(head)
         }
-        guard settings.bodyBudget.reserve(part.readableBytes) else { return refuseForBudget(head) }
+        guard mayStream || settings.bodyBudget.reserve(part.readableBytes) else { return refuseForBudget(head) }
         heldBodyBytes += part.readableBytes
         if body == nil {
             body = part
@@ -134,17 +157,41 @@ struct RequestReader {
         return nil
     }
 
-    /// A stream for the body of `head` when it should go upstream as it arrives: a body of unknown or
-    /// large size (over 1 MiB) that only the upstream will see (`RequestPipeline.streamsBody(of:)`).
-    private func streamedBody(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
-        -> RequestBodyStream?
-    {
+    /// Whether the body of `head` may go upstream as it arrives: a body of unknown or large size (over
+    /// `streamingStart`) that only the upstream will see (`RequestPipeline.streamsBody(of:)`).
+    private func streams(_ head: HTTPRequestHead, length: Int?) -> Bool {
         // Only passthrough streams bodies; the header checks below cost more than this one.
-        guard settings.pipeline.configuration.mode == .passthrough else { return nil }
+        guard settings.pipeline.configuration.mode == .passthrough else { return false }
         let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
-        guard chunked || (length ?? 0) > 1 << 20 else { return nil }
+        guard chunked || (length ?? 0) > Self.streamingStart else { return false }
         let probe = HTTP.Request(method: HTTP.Method(head.method.rawValue), target: head.uri, origin: origin)
-        guard settings.pipeline.streamsBody(of: probe) else { return nil }
+        return settings.pipeline.streamsBody(of: probe)
+    }
+
+    /// The body read so far, and `part`, go upstream as they arrive from now on: the request is handed on
+    /// with a stream that starts with them, and the budget they held is given back (the stream's window
+    /// bounds what waits from now on).
+    private mutating func streamFromHere(_ head: HTTPRequestHead, _ part: ByteBuffer, context: ChannelHandlerContext)
+        -> Event
+    {
+        mayStream = false
+        let length = head.headers.first(name: "content-length").flatMap(Int.init)
+        let stream = startStream(for: head, length: length, context: context)
+        bodyStream = stream
+        if let body, body.readableBytes > 0 { _ = stream.append(Array(body.readableBytesView)) }
+        body = nil
+        releaseHeldBody()
+        if !stream.append(Array(part.readableBytesView)) {
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+        }
+        return .request(head, body: [], reservation: takeReservation(), stream: stream)
+    }
+
+    /// A stream for the body of `head`, which goes upstream as it arrives from now on.
+    private func startStream(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
+        -> RequestBodyStream
+    {
+        let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
         let stream = RequestBodyStream(length: chunked ? nil : length)
         let channel = context.channel
         stream.onDrained {
@@ -175,6 +222,7 @@ struct RequestReader {
     /// The connection is gone, or no longer reads HTTP: a half-read body gives its bytes back, and an
     /// upload on its way upstream is abandoned.
     mutating func abandon() {
+        mayStream = false
         bodyStream?.fail()
         bodyStream = nil
         body = nil

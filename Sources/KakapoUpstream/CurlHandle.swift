@@ -1,6 +1,12 @@
 import CCurl
 import KakapoHTTP
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One libcurl easy handle and the transfer it carries, driven by a `CurlMultiLoop` (only ever touched on
 /// that loop's thread). `start` sets a request up; the loop runs it; `finish` turns libcurl's result
 /// into the response. The handle is reused for later transfers.
@@ -220,6 +226,14 @@ final class CurlHandle {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return UpstreamError(code: .dnsFailure, message: "cannot resolve the upstream host: \(reason)")
         case CURLE_COULDNT_CONNECT:
+            if let exhausted = Self.descriptorsExhausted() {
+                // Not the upstream's doing: the socket could not even be made.
+                return UpstreamError(
+                    code: .outOfDescriptors,
+                    message:
+                        "Kakapo is out of file descriptors (\(exhausted)) and cannot open a connection to \(url): end the sessions and connections that hold them, or raise the limit (ulimit -n)"
+                )
+            }
             return UpstreamError(code: .connectionFailed, message: "cannot connect to the upstream: \(reason)")
         case CURLE_OPERATION_TIMEDOUT:
             return UpstreamError(code: .timeout, message: "the upstream did not answer in time: \(reason)")
@@ -234,6 +248,26 @@ final class CurlHandle {
             return UpstreamError(code: .protocolError, message: "the upstream sent an invalid response: \(reason)")
         default:
             return UpstreamError(code: .other, message: reason)
+        }
+    }
+
+    /// "EMFILE" or "ENFILE" when this process cannot make a socket for want of descriptors, else nil. libcurl
+    /// reports a socket it could not make as any failure to connect, without the reason (its
+    /// `CURLINFO_OS_ERRNO` stays 0), so a connection that failed at once is checked with a socket of our own.
+    static func descriptorsExhausted() -> String? {
+        #if canImport(Glibc)
+            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let probe = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        if probe >= 0 {
+            close(probe)
+            return nil
+        }
+        switch errno {
+        case EMFILE: return "EMFILE"
+        case ENFILE: return "ENFILE"
+        default: return nil
         }
     }
 

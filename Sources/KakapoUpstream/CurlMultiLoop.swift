@@ -205,7 +205,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             let completion = handle.completion
             let result = handle.finish(code)
             handle.completion = nil
-            idle.append(handle)
+            keepIdle(handle)
             completion?(result)
         }
         admitQueued()
@@ -266,8 +266,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         let error = handle.sink?.heldError(url: handle.url, crowded: crowded)
         handle.completion = nil
         handle.abandon()
-        idle.append(handle)
+        keepIdle(handle)
         if let error { completion?(.failure(error)) }
+    }
+
+    /// Keeps a finished transfer's handle for the next one, up to `limit` of them: the handles of a crowd
+    /// of held transfers (up to `ceiling`, each with libcurl's buffers) are let go once it has left.
+    private func keepIdle(_ handle: CurlHandle) {
+        if idle.count < limit { idle.append(handle) }
     }
 
     private func abandonAll() {

@@ -1,7 +1,7 @@
 import KakapoHTTP
 
 /// Why an upstream request failed. Every case answers the client with a JSON error: 504 for a timeout,
-/// 502 for everything else.
+/// 503 when Kakapo is out of descriptors, 502 for everything else.
 public struct UpstreamError: KakapoError, Hashable, Sendable {
     /// The kinds of upstream failure, below; the names are stable across releases.
     public typealias Code = ErrorCode
@@ -14,8 +14,15 @@ public struct UpstreamError: KakapoError, Hashable, Sendable {
         self.message = message
     }
 
-    /// The status a proxy answers with: 504 Gateway Timeout or 502 Bad Gateway.
-    public var status: Int { code == .timeout ? 504 : 502 }
+    /// The status a proxy answers with: 504 Gateway Timeout, 503 Service Unavailable when Kakapo itself
+    /// is out of descriptors, or 502 Bad Gateway.
+    public var status: Int {
+        switch code {
+        case .timeout: return 504
+        case .outOfDescriptors: return 503
+        default: return 502
+        }
+    }
 
     public var description: String { "\(code): \(message)" }
 }
@@ -41,6 +48,8 @@ extension ErrorCode {
     public static let upstreamProxyRefused = ErrorCode(name: "upstream-proxy-refused")
     /// The upstream proxy cannot be reached (connection refused, unknown name, failed TLS to it).
     public static let upstreamProxyUnreachable = ErrorCode(name: "upstream-proxy-unreachable")
+    /// Kakapo could not open a connection to the upstream: it is out of file descriptors (EMFILE, ENFILE).
+    public static let outOfDescriptors = ErrorCode(name: "out-of-descriptors")
     /// An upstream failure of no other kind (the client is shut down, libcurl could not start a transfer).
     public static let other = ErrorCode(name: "upstream-error")
 }

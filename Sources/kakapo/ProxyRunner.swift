@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Kakapo
 import KakapoPostgres
+import KakapoProxy
 import KakapoTLS
 import Logging
 import UnixSignals
@@ -147,6 +148,8 @@ struct ProxyRunner {
             _ = await server.shutdown()
             throw ExitStatus.failure(error)
         }
+        let heapReturner = HeapReturner()
+        defer { heapReturner.stop() }
         if !ListeningAddress.isLoopbackHost(configuration.host) {
             logger.warning(
                 "listening on \(configuration.host), not loopback: anyone who can reach this machine can use the proxy")

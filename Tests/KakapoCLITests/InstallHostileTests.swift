@@ -98,6 +98,35 @@ struct InstallHostileTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/planted"))
     }
 
+    @Test("an archive over plain http:// needs --sha256: a .sha256 fetched beside it is not trusted")
+    func plainHTTPNeedsPinnedSum() async throws {
+        let folder = try Fixtures.temporaryDirectory()
+        let archive = try await Self.archive(in: folder, extra: [])
+        let name = (archive as NSString).lastPathComponent
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive)))
+        let sum = try String(contentsOfFile: archive + ".sha256", encoding: .utf8)
+        let served = try await TestUpstream.start { request in
+            switch request.target {
+            case "/" + name: return .response(HTTP.Response(status: 200, headers: [:], body: bytes))
+            case "/" + name + ".sha256":
+                return .response(HTTP.Response(status: 200, headers: [:], body: Array(sum.utf8)))
+            default: return .response(HTTP.Response(status: 404, headers: [:], body: []))
+            }
+        }
+        let url = served.baseURL + "/" + name
+        let refused = try await Self.install(url, prefix: folder + "/refused")
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("plain http://") && refused.error.contains("--sha256"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/refused/bin/kakapo"))
+        #expect(served.received.isEmpty, "downloaded before refusing: \(served.received.map(\.target))")
+        // The sum published elsewhere, pinned: installs.
+        let pinned = try await ReleaseInstallTests.install(
+            ["--sha256", String(sum.prefix(64)), url], prefix: folder + "/pinned")
+        #expect(pinned.status == 0, "\(pinned.error)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/pinned/bin/kakapo"))
+        await served.stop()
+    }
+
     @Test("a checksum file with more text after the sum, or a folder with spaces, still installs")
     func checksumWithTextAndSpaces() async throws {
         let folder = try Fixtures.temporaryDirectory() + "/with spaces"

@@ -141,4 +141,43 @@ struct SessionCLITests {
         kakapo.send(SIGINT)
         #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
     }
+
+    @Test("out of descriptors, a forwarded request is answered 503 saying so, not 502 'cannot connect'")
+    func outOfDescriptorsSaysSo() async throws {
+        let upstream = try await TestUpstream.start { request in
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
+        }
+        defer { Task { await upstream.stop() } }
+        let kakapo = try KakapoProcess(
+            [
+                "-c", #"ulimit -n 64 && exec "$0" "$@""#, KakapoProcess.binary, "serve", "--mode", "passthrough",
+                "--upstream", upstream.baseURL, "--port", "0",
+            ], executable: "/bin/sh")
+        let port = try await kakapo.waitUntilListening()
+        // A connection accepted while descriptors are left; then enough others that accepting runs out.
+        let client = try RawConnection(port: port, timeout: 20)
+        try await Task.sleep(for: .milliseconds(300))
+        var flood: [RawConnection] = []
+        for _ in 0..<80 { flood.append(try RawConnection(port: port, timeout: 20)) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !kakapo.standardError.contains("cannot accept connections") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(kakapo.standardError.contains("cannot accept connections"), "\(kakapo.standardError)")
+        client.send("GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let answer = client.receive { $0.contains("\r\n\r\n") && $0.hasSuffix("}\n") }.text
+        #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer.prefix(400))")
+        #expect(answer.contains("out of file descriptors") && answer.contains("ulimit -n"), "\(answer)")
+        for connection in flood { connection.closeNow() }
+        // Once they leave, forwarding works again.
+        var forwarded: (status: Int32, body: String, source: String?) = (0, "", nil)
+        while ContinuousClock.now < deadline + .seconds(20) {
+            forwarded = try await Self.curl(["http://127.0.0.1:\(port)/again"])
+            if forwarded.body == "/again" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(forwarded.body == "/again", "\(forwarded)")
+        kakapo.send(SIGINT)
+        #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
+    }
 }

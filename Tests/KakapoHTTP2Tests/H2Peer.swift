@@ -154,6 +154,9 @@ enum H2Peer {
                 send(settings() + frame(1, 0x5, 1, b"\xff\xff\xff\xff\xff\xff\xff\xff\x7f"))
             elif case == "data-on-stream-0":
                 send(settings() + frame(0, 0, 0, b"hello"))
+            elif case == "data-on-idle-stream":
+                # RFC 9113 5.1: a frame other than HEADERS or PRIORITY on an idle stream is a connection error.
+                send(settings() + frame(0, 0x1, 3, b"x"))
             elif case == "rapid-reset":
                 # CVE-2023-44487: streams opened and reset at once, as fast as the socket takes them.
                 send(settings())

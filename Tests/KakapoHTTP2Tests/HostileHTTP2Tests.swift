@@ -24,6 +24,7 @@ struct HostileHTTP2Tests {
             ("oversized-frame", frameSizeError),
             ("bad-hpack", compressionError),
             ("data-on-stream-0", protocolError),
+            ("data-on-idle-stream", protocolError),
             ("rapid-reset", enhanceYourCalm),
             ("ping-flood", enhanceYourCalm),
             ("settings-flood", enhanceYourCalm),

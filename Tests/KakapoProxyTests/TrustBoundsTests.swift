@@ -105,6 +105,68 @@ struct TrustBoundsTests {
             }
         }
 
+        /// An upstream that answers how many body bytes it got: `got N`.
+        static func countingUpstream() async throws -> TestUpstream {
+            try await TestUpstream.start { request in
+                .response(HTTP.Response(status: 200, headers: [:], body: Array("got \(request.body.count)".utf8)))
+            }
+        }
+
+        @Test("40 uploads that stop before their first MiB open no upstream connection; finished, each goes up whole")
+        func stalledUploadsStayHere() async throws {
+            let upstream = try await Self.countingUpstream()
+            let proxy = try await Self.passthrough(upstream)
+            var stalled: [RawConnection] = []
+            for index in 0..<40 {
+                let connection = try RawConnection(port: proxy.port)
+                // Chunked and announced (over 1 MiB, so it may stream) alike.
+                if index.isMultiple(of: 2) {
+                    connection.send(
+                        "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n"
+                            + String(repeating: "u", count: 1000) + "\r\n")
+                } else {
+                    connection.send(
+                        "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
+                            + String(repeating: "u", count: 1000))
+                }
+                stalled.append(connection)
+            }
+            try await Task.sleep(for: .seconds(1))
+            // Before: each stalled upload held a connection to the upstream (and a request its server waited on).
+            #expect(try Self.connections(to: upstream.port) == 0)
+            let ordinary = try RawConnection(port: proxy.port, timeout: 30)
+            ordinary.send("GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(ordinary.receive { $0.hasSuffix("got 0") }.text.hasSuffix("got 0"))
+            // The chunked ones end: each goes upstream with its whole body.
+            for connection in stalled.indices.filter({ $0.isMultiple(of: 2) }).map({ stalled[$0] }) {
+                connection.send("0\r\n\r\n")
+                #expect(connection.receive { $0.hasSuffix("got 1000") }.text.hasSuffix("got 1000"))
+            }
+            for connection in stalled { connection.closeNow() }
+            await proxy.stop()
+            await upstream.stop()
+        }
+
+        @Test("an upload past its first MiB goes upstream before it ends, and arrives whole")
+        func largeUploadStreams() async throws {
+            let upstream = try await Self.countingUpstream()
+            let proxy = try await Self.passthrough(upstream)
+            let uploader = try RawConnection(port: proxy.port, timeout: 30)
+            let size = 3 << 20
+            let first = String(repeating: "a", count: (1 << 20) + 4096)
+            uploader.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \(size)\r\n\r\n" + first)
+            // The upstream is asked while the client is still sending (polled: a loaded machine is slow).
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try Self.connections(to: upstream.port) == 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try Self.connections(to: upstream.port) == 1)
+            uploader.send(String(repeating: "b", count: size - first.utf8.count))
+            #expect(uploader.receive { $0.hasSuffix("got \(size)") }.text.hasSuffix("got \(size)"))
+            await proxy.stop()
+            await upstream.stop()
+        }
+
         @Test("stalled clients keep at most four times --upstream-concurrency upstream connections")
         func stalledReadersAreBounded() async throws {
             let upstream = try await Self.upstream()
@@ -136,7 +198,11 @@ struct TrustBoundsTests {
         let reader = try RawConnection(port: proxy.port, timeout: 10)
         reader.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
         let uploader = try RawConnection(port: proxy.port, timeout: 10)
-        uploader.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+        // Past the first MiB, which is read here before anything goes upstream: the upload is a transfer.
+        let chunk = String(repeating: "u", count: (1 << 20) + 1024)
+        uploader.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n")
         try await Task.sleep(for: .seconds(3))
         // The stalled transfer was abandoned and its connection closed: what the socket held, then the end,
         // far short of the whole answer.

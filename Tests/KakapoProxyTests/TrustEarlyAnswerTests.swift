@@ -15,9 +15,13 @@ struct TrustEarlyAnswerTests {
         let unreachable = "http://127.0.0.1:\(refusing.port)"
         let proxy = try await ProxyHarness.start(
             ProxyConfiguration(mode: .passthrough, upstream: UpstreamConfiguration(baseURL: unreachable)))
+        // Past its first MiB, which is read here before anything goes upstream: the upload streams.
+        let first = String(repeating: "h", count: (1 << 20) + 16)
         for _ in 0..<5 {
             let connection = try RawConnection(port: proxy.port, timeout: 4)
-            connection.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            connection.send(
+                "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + String(first.utf8.count, radix: 16) + "\r\n" + first + "\r\n")
             let (answer, _) = connection.receive { $0.contains("\r\n\r\n") && $0.contains("}") }
             #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
             #expect(answer.lowercased().contains("connection: close"), "\(answer)")

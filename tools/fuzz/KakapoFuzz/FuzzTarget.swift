@@ -28,12 +28,25 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case coded
     /// A binary answer, masked in place.
     case binary
+    /// WebSocket frames after an upgrade, to a replayed conversation or through a recorder.
+    case websocket
+    /// HTTP/2 frames after the connection preface, on the listener.
+    case http2
+    /// A gRPC body: its framing, matching, and redaction without a descriptor set.
+    case grpc
+    /// A GraphQL document, read and matched.
+    case graphql
+    /// A JSON-RPC body, matched and answered with its ids spliced in.
+    case jsonrpc
+    /// A body to `POST /__kakapo/sessions`, and the session it opens.
+    case session
 
     /// Starts what the entry point needs (the server of the served targets) ahead of the first input, so
     /// the time an input takes is its own.
     public func prepare() {
         switch self {
         case .template, .query, .request: ServedInputs.prepare()
+        case .websocket, .http2, .grpc, .graphql, .jsonrpc, .session: ProtocolInputs.prepare()
         case .cassette, .har, .routesJSON, .routesYAML, .xml, .coded, .binary: break
         }
     }
@@ -51,6 +64,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .xml: BodyInputs.xml(bytes)
         case .coded: BodyInputs.coded(bytes)
         case .binary: BodyInputs.binary(bytes)
+        case .websocket: ProtocolInputs.webSocket(bytes)
+        case .http2: ProtocolInputs.http2(bytes)
+        case .grpc: ProtocolInputs.grpc(bytes)
+        case .graphql: ProtocolInputs.graphQL(bytes)
+        case .jsonrpc: ProtocolInputs.jsonRPC(bytes)
+        case .session: ProtocolInputs.session(bytes)
         }
     }
 }

@@ -50,33 +50,9 @@ enum ServedInputs {
         _ = connection.drain(upTo: Int.max)
     }
 
-    /// A connection to the server. A refusal may be passing (the client's ports all in TIME_WAIT after
-    /// tens of thousands of inputs, or the server pausing its accepts while out of descriptors), so it is
-    /// tried for two seconds; a server that accepts nothing for that long is the finding.
-    private static func connect() -> RawConnection {
-        var lastError = ""
-        for _ in 0..<40 {
-            do {
-                return try RawConnection(port: port, timeout: 2)
-            } catch {
-                lastError = "\(error)"
-                usleep(50_000)
-            }
-        }
-        fatalError("the server accepted no connection for two seconds: \(lastError)")
-    }
+    private static func connect() -> RawConnection { FuzzServer.connect(port) }
 
-    /// The pipeline's answer to `request`, as a client on loopback gets it.
-    private static func answer(_ request: HTTP.Request) -> Answer {
-        let done = DispatchSemaphore(value: 0)
-        let box = AnswerBox()
-        server.pipeline.handle(request, fromLoopback: true) { answer in
-            box.answer = answer
-            done.signal()
-        }
-        done.wait()
-        return box.answer!
-    }
+    private static func answer(_ request: HTTP.Request) -> Answer { FuzzServer.answer(request, from: server) }
 
     private static let server: ProxyServer = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -109,25 +85,5 @@ enum ServedInputs {
     }()
 
     /// The server's port, once it listens.
-    private static let port: Int = {
-        let done = DispatchSemaphore(value: 0)
-        let box = PortBox()
-        Task.detached {
-            box.port = try? await server.start()
-            done.signal()
-        }
-        done.wait()
-        guard let port = box.port else { fatalError("the fuzz server does not listen") }
-        return port
-    }()
-}
-
-/// Hands a value from a callback to the thread waiting on a semaphore (the semaphore orders the accesses).
-private final class AnswerBox: @unchecked Sendable {
-    var answer: Answer?
-}
-
-/// Hands the bound port from the starting task to the waiting thread (the semaphore orders the accesses).
-private final class PortBox: @unchecked Sendable {
-    var port: Int?
+    private static let port: Int = FuzzServer.start(server)
 }
