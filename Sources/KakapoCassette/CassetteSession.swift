@@ -298,7 +298,10 @@ public final class CassetteSession: @unchecked Sendable {
             throw error
         }
         saverRunning = true
-        let thread = Thread { [self] in autosaveLoop(interval: interval) }
+        // Weakly: the session keeps its thread (`saver`), and a thread whose block held the session strongly
+        // would keep it, its recordings and its cassette, after `close` for good (tools/soak-mixed found
+        // every ended recording session kept, about 25 KB each). The loop holds it while it runs.
+        let thread = Thread { [weak self] in self?.autosaveLoop(interval: interval) }
         thread.name = "kakapo-cassette-saver"
         saver = thread
         condition.unlock()
