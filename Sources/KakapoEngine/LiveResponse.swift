@@ -186,7 +186,12 @@ public final class LiveResponse: Sendable {
             state.broken = broken
             state.events = state.eventsSoFar
             state.pending = []
-            defer { state.onFinished = [] }
+            // Nothing comes after the end: the consumer is let go, as it usually holds this answer (the
+            // connection's writer captures it to report what the socket took), a cycle that would keep both.
+            defer {
+                state.onFinished = []
+                state.consumer = nil
+            }
             return (state.consumer, state.onFinished)
         }
         consumer?(broken ? .broken : .end)
@@ -211,7 +216,8 @@ public final class LiveResponse: Sendable {
         while true {
             let (batch, ended) = state.withLock { state -> ([[UInt8]], Bool?) in
                 if state.waiting.isEmpty {
-                    state.consumer = consumer
+                    // After the end it gets the end from here, and is not kept (see `finish`).
+                    if !state.finished { state.consumer = consumer }
                     return ([], state.finished ? state.broken : nil)
                 }
                 defer { state.waiting = [] }

@@ -7,6 +7,13 @@ import NIOCore
 final class HTTP2ConnectionEnd: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Any
 
+    /// The connection's first handler, shut on an error so that nothing read after it reaches NIOHTTP2.
+    private let gate: HTTP2InboundGate
+
+    init(gate: HTTP2InboundGate) {
+        self.gate = gate
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 
     func channelReadComplete(context: ChannelHandlerContext) {}
@@ -18,7 +25,8 @@ final class HTTP2ConnectionEnd: ChannelInboundHandler, RemovableChannelHandler {
         // on the next tick, not now: NIOHTTP2 may report an error while it is still flushing that GOAWAY (a
         // SETTINGS ACK it had buffered fails once the GOAWAY is out), and closing then would drop it, so the
         // client would see the connection cut without a reason (DATA on an idle stream, sent with the
-        // preface, did).
+        // preface, did). Until then, what else arrives is dropped (`HTTP2InboundGate`).
+        gate.shut()
         let channel = context.channel
         context.eventLoop.execute {
             channel.flush()

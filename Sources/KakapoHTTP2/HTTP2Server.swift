@@ -66,14 +66,17 @@ public struct HTTP2Server: HTTP2Serving {
                     try operations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 }.flatMap { stream(streamChannel) }
             }
-            try operations.addHandler(http2, position: position)
+            // What arrives after a connection error is dropped before NIOHTTP2 can read it (HTTP2InboundGate).
+            let gate = HTTP2InboundGate()
+            try operations.addHandler(gate, position: position)
+            try operations.addHandler(http2, position: .after(gate))
             // A client that never acknowledges the closing GOAWAY's PING is closed all the same.
             let closing = HTTP2ClosingDeadline(gracePeriod: limits.gracePeriod)
             try operations.addHandler(closing, position: .after(http2))
             // Idle connections and graceful closes: a GOAWAY first, so a client knows which streams were served.
             try operations.addHandler(management, position: .after(closing))
             // The HTTP/1.1 handlers after these leave on the next tick: nothing HTTP/2 reads may reach them.
-            try operations.addHandler(HTTP2ConnectionEnd(), position: .after(management))
+            try operations.addHandler(HTTP2ConnectionEnd(gate: gate), position: .after(management))
             // The connection was active before these handlers came: the idle clock starts now.
             try operations.context(handler: http2).fireChannelActive()
         #else

@@ -38,6 +38,8 @@ struct RequestReader {
     /// The body of the request being read may go upstream as it arrives (`streams(_:length:)`), once
     /// more than `streamingStart` bytes of it have come; until then it is read like any other.
     private var mayStream = false
+    /// The announced length of a body that may stream; nil for a chunked one, whose end comes in-band.
+    private var streamLength: Int?
     /// How much of a body that may stream is read before it goes upstream: one that ends sooner is
     /// forwarded whole (as nginx's request buffering does).
     static let streamingStart = 1 << 20
@@ -103,11 +105,13 @@ struct RequestReader {
         }
         let length = head.headers.first(name: "content-length").flatMap(Int.init)
         // Sent upstream as it arrives (no size limit, its start read here), or read whole within the limit.
-        mayStream = streams(head, length: length)
+        let plan = streams(head, length: length)
+        mayStream = plan.streams
+        streamLength = plan.chunked ? nil : length
         if mayStream && GRPC.isGRPC(contentType: head.headers.first(name: "content-type")) {
             // A gRPC call's messages go at once: its server may answer each before the next is sent.
             mayStream = false
-            bodyStream = startStream(for: head, length: length, context: context)
+            bodyStream = startStream(length: streamLength, context: context)
         }
         if !mayStream && bodyStream == nil, let length, length > settings.maximumBodyBytes {
             return refuseTooLarge(head)
@@ -158,14 +162,15 @@ struct RequestReader {
     }
 
     /// Whether the body of `head` may go upstream as it arrives: a body of unknown or large size (over
-    /// `streamingStart`) that only the upstream will see (`RequestPipeline.streamsBody(of:)`).
-    private func streams(_ head: HTTPRequestHead, length: Int?) -> Bool {
+    /// `streamingStart`) that only the upstream will see (`RequestPipeline.streamsBody(of:)`); and whether
+    /// it is chunked (worked out only when it may stream).
+    private func streams(_ head: HTTPRequestHead, length: Int?) -> (streams: Bool, chunked: Bool) {
         // Only passthrough streams bodies; the header checks below cost more than this one.
-        guard settings.pipeline.configuration.mode == .passthrough else { return false }
+        guard settings.pipeline.configuration.mode == .passthrough else { return (false, false) }
         let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
-        guard chunked || (length ?? 0) > Self.streamingStart else { return false }
+        guard chunked || (length ?? 0) > Self.streamingStart else { return (false, chunked) }
         let probe = HTTP.Request(method: HTTP.Method(head.method.rawValue), target: head.uri, origin: origin)
-        return settings.pipeline.streamsBody(of: probe)
+        return (settings.pipeline.streamsBody(of: probe), chunked)
     }
 
     /// The body read so far, and `part`, go upstream as they arrive from now on: the request is handed on
@@ -175,8 +180,7 @@ struct RequestReader {
         -> Event
     {
         mayStream = false
-        let length = head.headers.first(name: "content-length").flatMap(Int.init)
-        let stream = startStream(for: head, length: length, context: context)
+        let stream = startStream(length: streamLength, context: context)
         bodyStream = stream
         if let body, body.readableBytes > 0 { _ = stream.append(Array(body.readableBytesView)) }
         body = nil
@@ -187,12 +191,10 @@ struct RequestReader {
         return .request(head, body: [], reservation: takeReservation(), stream: stream)
     }
 
-    /// A stream for the body of `head`, which goes upstream as it arrives from now on.
-    private func startStream(for head: HTTPRequestHead, length: Int?, context: ChannelHandlerContext)
-        -> RequestBodyStream
-    {
-        let chunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
-        let stream = RequestBodyStream(length: chunked ? nil : length)
+    /// A stream for the body being read, of announced `length` (nil: chunked), which goes upstream as it
+    /// arrives from now on.
+    private func startStream(length: Int?, context: ChannelHandlerContext) -> RequestBodyStream {
+        let stream = RequestBodyStream(length: length)
         let channel = context.channel
         stream.onDrained {
             channel.eventLoop.execute {

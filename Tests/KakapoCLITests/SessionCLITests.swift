@@ -167,6 +167,7 @@ struct SessionCLITests {
         client.send("GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let answer = client.receive { $0.contains("\r\n\r\n") && $0.hasSuffix("}\n") }.text
         #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer.prefix(400))")
+        #expect(answer.lowercased().contains("\r\nretry-after: 1\r\n"), "\(answer.prefix(400))")
         #expect(answer.contains("out of file descriptors") && answer.contains("ulimit -n"), "\(answer)")
         for connection in flood { connection.closeNow() }
         // Once they leave, forwarding works again.

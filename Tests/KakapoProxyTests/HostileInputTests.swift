@@ -106,10 +106,9 @@ struct HostileInputTests {
     func idleTimeout() async throws {
         let proxy = try await Self.demoProxy { $0.idleTimeout = 0.3 }
         let connection = try RawConnection(port: proxy.port, timeout: 5)
-        let started = ContinuousClock.now
+        // Without a close the read gives up after its 5-second timeout and reports the connection open.
         let answer = connection.receive()
         #expect(answer.closed)
-        #expect(ContinuousClock.now - started < .seconds(4))
         try await Self.stillServing(proxy)
         await proxy.stop()
     }
@@ -118,20 +117,19 @@ struct HostileInputTests {
     func slowClient() async throws {
         let proxy = try await Self.demoProxy {
             $0.requestReadTimeout = 0.5
-            $0.idleTimeout = 10
+            $0.idleTimeout = 600
         }
         let connection = try RawConnection(port: proxy.port, timeout: 5)
-        let started = ContinuousClock.now
         for piece in ["GET /users/1 HT", "TP/1.1\r\n", "Host: x\r\n", "X-Slow: 1\r\n", "X-Slower: 2\r\n"] {
             connection.send(piece)
             try await Task.sleep(for: .milliseconds(200))
         }
         let answer = connection.receive()
-        // `closed` is the server's doing: without it the read gives up after its 5-second timeout. The
-        // time bound is loose because the test's own sleeps stretch on a loaded 2-core machine.
+        // `closed` can only be the request deadline's doing: the idle timeout is ten minutes away, and
+        // without a close the read gives up after its 5-second timeout and reports the connection open.
+        // No wall-clock bound: the test's own sleeps stretch on a loaded 2-core machine.
         #expect(answer.closed)
         #expect(answer.text.isEmpty, "no answer to a request that never finished")
-        #expect(ContinuousClock.now - started < .seconds(9.5))
         try await Self.stillServing(proxy)
         await proxy.stop()
     }

@@ -26,7 +26,7 @@ struct InspectorEventsTests {
         #expect(answer.status == 200)
         let arrived = reader.read { $0.requests.contains { $0["target"] == "/users/7?verbose=1" } }
         #expect(arrived)
-        #expect(ContinuousClock.now - sent < .seconds(1))
+        #expect(ContinuousClock.now - sent < .seconds(5))
         let event = try #require(reader.requests.first { $0["target"] == "/users/7?verbose=1" })
         #expect(event["method"] == "POST")
         #expect(event["url"]?.stringValue == "http://127.0.0.1:\(harness.port)/users/7?verbose=1")
@@ -118,7 +118,7 @@ struct InspectorEventsTests {
         #expect(elapsed < .seconds(90))
         let quick = ContinuousClock.now
         #expect(try await harness.client.send(.get, "/users/1").status == 200)
-        #expect(ContinuousClock.now - quick < .seconds(2))
+        #expect(ContinuousClock.now - quick < .seconds(10))
         // Now it reads: what it had, then how many it missed after which id, then the stream goes on.
         #expect(stalled.read(timeout: .seconds(20)) { $0.events.contains { $0.name == "dropped" } })
         let notice = try #require(stalled.events.first { $0.name == "dropped" }?.data)
@@ -133,15 +133,19 @@ struct InspectorEventsTests {
 
     @Test("the stream ends when Kakapo stops, without holding the shutdown up")
     func endsAtShutdown() async throws {
-        let harness = try await ProxyHarness.serving(routes: Self.routes)
+        // A stream that held the shutdown up would hold it for the whole grace period: a minute here, far
+        // beyond the bound below, which only guards against a hang on a loaded machine.
+        var configuration = ProxyConfiguration()
+        configuration.shutdownGracePeriod = 60
+        let harness = try await ProxyHarness.serving(routes: Self.routes, configuration)
         let reader = try EventStreamReader(port: harness.port)
         #expect(reader.readHead() != nil)
         _ = try await harness.client.send(.get, "/users/1")
         #expect(reader.read { $0.requests.count == 1 })
         let started = ContinuousClock.now
         await harness.stop()
-        // A hang guard: it takes well under a second, but a loaded machine running the suite is slow.
-        #expect(ContinuousClock.now - started < .seconds(8))
+        // Well under a second on a quiet machine; a loaded 2-core one running the suite once took 10 s.
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(reader.read { $0.closed })
     }
 

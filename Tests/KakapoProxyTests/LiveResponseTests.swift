@@ -42,4 +42,28 @@ struct LiveResponseTests {
             if result.bytes != expected || result.afterEnd { return }
         }
     }
+
+    @Test("a finished answer lets go of its consumer, which holds it: attached before the end or after it")
+    func finishedAnswerIsFreed() {
+        // The connection's writer captures the answer to report what the socket took; kept by the answer
+        // after its end, the pair (and the writer's connection context) lived for good, one per stream.
+        for attachesFirst in [true, false] {
+            weak var freed: LiveResponse?
+            let ended = Mutex(false)
+            do {
+                let live = LiveResponse(recording: .whole, resumer: TransferResumer {})
+                let consumer: @Sendable (LiveResponse.Event) -> Void = { [live] event in
+                    if case .data(let bytes) = event { live.delivered(bytes.count) }
+                    if case .end = event { ended.withLock { $0 = true } }
+                }
+                if attachesFirst { live.attach(consumer) }
+                _ = live.append(Array("data".utf8))
+                live.finish()
+                if !attachesFirst { live.attach(consumer) }
+                freed = live
+            }
+            #expect(ended.withLock { $0 }, "attached first: \(attachesFirst)")
+            #expect(freed == nil, "attached first: \(attachesFirst): the finished answer is still alive")
+        }
+    }
 }

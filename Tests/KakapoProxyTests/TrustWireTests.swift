@@ -372,10 +372,9 @@ struct TrustWireTests {
             connection.send("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(connection.receive { $0.hasSuffix("through") }.text.hasSuffix("through"))
         }
-        let started = ContinuousClock.now
+        // `closed` is the idle timeout's doing: without a close the read gives up after 5 s and says open.
         let quiet = connection.receive()
         #expect(quiet.closed, "the quiet tunnel stayed open")
-        #expect(ContinuousClock.now - started < .seconds(3))
         await proxy.stop()
         await target.stop()
     }

@@ -17,9 +17,8 @@ extension HTTPSTests {
             let connection = try RawConnection(port: port, timeout: 5)
             connection.send("CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
             #expect(connection.receiveHead().head.hasPrefix("HTTP/1.1 200 Connection Established"))
-            let started = ContinuousClock.now
+            // Without a close the read gives up after its 5-second timeout and reports the tunnel open.
             #expect(connection.receive().closed, "the quiet decrypted tunnel stayed open")
-            #expect(ContinuousClock.now - started < .seconds(3))
             proxyProcess.send(SIGINT)
             #expect(try await proxyProcess.waitForExit() == 0)
         }

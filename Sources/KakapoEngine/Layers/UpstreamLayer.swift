@@ -252,14 +252,17 @@ enum UpstreamLayer: PipelineLayer {
         }
     }
 
-    /// The 502 or 504 that says why the upstream failed.
+    /// The 502, 503 or 504 that says why the upstream failed; a 503 (Kakapo out of descriptors, which
+    /// passes once connections close) says when to try again.
     static func failure(_ error: UpstreamError, upstream: String) -> Answer {
         let body: JSONValue = [
             "error": .string(error.message),
             "code": .string(error.code.name),
             "upstream": .string(upstream),
         ]
-        var answer = Answer(response: .json(body, status: error.status), source: .error)
+        var response = HTTP.Response.json(body, status: error.status)
+        if error.status == 503 { response.headers.add(name: "Retry-After", value: "1") }
+        var answer = Answer(response: response, source: .error)
         answer.upstreamError = error
         return answer
     }
