@@ -71,8 +71,15 @@ download() {
         curl -fsSL --proto "$protocols" --proto-redir "$protocols" -o "$2" "$1"
     elif command -v wget >/dev/null 2>&1; then
         case "$1" in
-            # --https-only keeps wget from following a redirect to http://.
-            https://*) wget -q --https-only -O "$2" "$1" ;;
+            https://*)
+                # wget has no way to refuse a redirect to http:// for one file (--https-only is for recursive
+                # downloads): the answers' headers are kept, and a download that went through one is refused.
+                wget -S -O "$2" "$1" 2>"$tmp/wget.log" || { tail -n 5 "$tmp/wget.log" >&2; fail "cannot download $1"; }
+                if grep -qi '^ *location: *http://' "$tmp/wget.log"; then
+                    rm -f "$2"
+                    fail "$1 was redirected to plain http://; refusing it"
+                fi
+                ;;
             *) wget -q -O "$2" "$1" ;;
         esac
     else

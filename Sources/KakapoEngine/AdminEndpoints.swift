@@ -175,8 +175,8 @@ package enum AdminEndpoints {
     /// Tools use a loopback name or address.
     static func wildcardHost(_ request: HTTP.Request) -> String? {
         guard let host = request.headers["Host"], let (name, _) = RequestOrigin.splitAuthority(host) else { return nil }
-        var bare = name.lowercased()
-        if bare.hasPrefix("[") && bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        // (`splitAuthority` gives an IPv6 literal without its brackets.)
+        let bare = name.lowercased()
         return bare == "0.0.0.0" || bare == "::" ? "Host: \(host.prefix(60)), a wildcard address" : nil
     }
 

@@ -108,8 +108,8 @@ struct RequestReader {
         let plan = streams(head, length: length)
         mayStream = plan.streams
         streamLength = plan.chunked ? nil : length
-        if mayStream && GRPC.isGRPC(contentType: head.headers.first(name: "content-type")) {
-            // A gRPC call's messages go at once: its server may answer each before the next is sent.
+        if mayStream && Self.isCallStream(contentType: head.headers.first(name: "content-type")) {
+            // A call's messages go at once: its server may answer each before the next is sent.
             mayStream = false
             bodyStream = startStream(length: streamLength, context: context)
         }
@@ -171,6 +171,15 @@ struct RequestReader {
         guard chunked || (length ?? 0) > Self.streamingStart else { return (false, chunked) }
         let probe = HTTP.Request(method: HTTP.Method(head.method.rawValue), target: head.uri, origin: origin)
         return (settings.pipeline.streamsBody(of: probe), chunked)
+    }
+
+    /// Whether a body of `contentType` is a stream of call messages whose server may answer each before the
+    /// next comes (gRPC, and Connect's streaming calls, `application/connect+proto` or `+json`): held here
+    /// until its first MiB, a bidirectional call would wait for an answer that cannot come.
+    static func isCallStream(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        if GRPC.isGRPC(contentType: contentType) { return true }
+        return contentType.lowercased().drop { $0 == " " || $0 == "\t" }.hasPrefix("application/connect+")
     }
 
     /// The body read so far, and `part`, go upstream as they arrive from now on: the request is handed on

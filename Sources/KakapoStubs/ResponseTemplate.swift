@@ -93,8 +93,10 @@ struct ResponseTemplate: Sendable {
         if let constant { return constant }
         var fields = HTTP.Headers()
         for (name, value) in headers {
-            var text = value.constantText ?? ""
-            if value.constantText == nil {
+            let text: String
+            if let constant = value.constantText {
+                text = constant
+            } else {
                 var rendered: [UInt8] = []
                 guard value.render(context, into: &rendered, limit: Self.largestRenderedHeader) else {
                     throw RenderError.tooLarge("the header \(name)", limit: Self.largestRenderedHeader)

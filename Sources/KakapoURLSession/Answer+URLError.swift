@@ -18,7 +18,8 @@ extension Answer {
         }
         guard let error = upstreamError else { return nil }
         switch error.code {
-        case .connectionFailed: return URLError(.cannotConnectToHost)
+        // Out of descriptors, no connection could be made: as a client out of them would see it.
+        case .connectionFailed, .outOfDescriptors: return URLError(.cannotConnectToHost)
         case .dnsFailure: return URLError(.cannotFindHost)
         case .timeout: return URLError(.timedOut)
         case .tlsFailure: return URLError(.secureConnectionFailed)

@@ -223,18 +223,19 @@ final class CurlHandle {
                 message: sink.streaming
                     ? "the upstream's streamed answer from \(url) stalled: nothing for \(seconds) s"
                     : "the upstream did not answer in time: no complete answer from \(url) after \(seconds) s")
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return UpstreamError(code: .dnsFailure, message: "cannot resolve the upstream host: \(reason)")
-        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            // Not the upstream's doing when the socket (or the resolver's) could not even be made.
             if let exhausted = Self.descriptorsExhausted() {
-                // Not the upstream's doing: the socket could not even be made.
                 return UpstreamError(
                     code: .outOfDescriptors,
                     message:
                         "Kakapo is out of file descriptors (\(exhausted)) and cannot open a connection to \(url): end the sessions and connections that hold them, or raise the limit (ulimit -n)"
                 )
             }
-            return UpstreamError(code: .connectionFailed, message: "cannot connect to the upstream: \(reason)")
+            if code == CURLE_COULDNT_CONNECT {
+                return UpstreamError(code: .connectionFailed, message: "cannot connect to the upstream: \(reason)")
+            }
+            return UpstreamError(code: .dnsFailure, message: "cannot resolve the upstream host: \(reason)")
         case CURLE_OPERATION_TIMEDOUT:
             return UpstreamError(code: .timeout, message: "the upstream did not answer in time: \(reason)")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

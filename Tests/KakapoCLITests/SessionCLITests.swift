@@ -142,16 +142,20 @@ struct SessionCLITests {
         #expect(try await kakapo.waitForExit() == 0, "\(kakapo.standardError)")
     }
 
-    @Test("out of descriptors, a forwarded request is answered 503 saying so, not 502 'cannot connect'")
-    func outOfDescriptorsSaysSo() async throws {
+    @Test(
+        "out of descriptors, a forwarded request is answered 503 saying so, not 502 'cannot connect' (or, to a host by name, 'cannot resolve')",
+        arguments: ["127.0.0.1", "localhost"])
+    func outOfDescriptorsSaysSo(_ host: String) async throws {
         let upstream = try await TestUpstream.start { request in
             .response(HTTP.Response(status: 200, contentType: "text/plain", text: request.path))
         }
         defer { Task { await upstream.stop() } }
+        // By name, the resolver needs a descriptor of its own (it reads /etc/hosts) and fails first.
+        let upstreamURL = upstream.baseURL.replacingOccurrences(of: "127.0.0.1", with: host)
         let kakapo = try KakapoProcess(
             [
                 "-c", #"ulimit -n 64 && exec "$0" "$@""#, KakapoProcess.binary, "serve", "--mode", "passthrough",
-                "--upstream", upstream.baseURL, "--port", "0",
+                "--upstream", upstreamURL, "--port", "0",
             ], executable: "/bin/sh")
         let port = try await kakapo.waitUntilListening()
         // A connection accepted while descriptors are left; then enough others that accepting runs out.

@@ -188,6 +188,14 @@ enum H2Peer {
                 send(frame(0, 0, 1, b"\x00" + struct.pack(">I", len(message)) + message))
                 print(json.dumps(read_all(sock, 15, lambda r: "1" in r["rst"] or r["closed"])))
                 return
+            elif case == "stream-error":
+                # DATA after a stream's END_STREAM (a stream error, STREAM_CLOSED), then another stream on the
+                # same connection: read until that one ends, or the connection closes.
+                send(settings() + headers(encoder, 1, "GET", "/hello/one", port, end=True) + frame(0, 0, 1, b"late"))
+                time.sleep(0.3)
+                send(headers(encoder, 3, "GET", "/hello/two", port, end=True))
+                print(json.dumps(read_all(sock, 10, lambda r: r["streams"].get("3", {}).get("ended") or r["closed"])))
+                return
             elif case == "large-body":
                 # A body over --max-body-size (the 2nd argument after the port), sent without waiting.
                 size = int(sys.argv[3])

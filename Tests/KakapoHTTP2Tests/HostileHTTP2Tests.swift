@@ -46,6 +46,21 @@ struct HostileHTTP2Tests {
         #expect(try await server.waitForExit() == 0, "\(server.standardError)")
     }
 
+    @Test("a stream error resets that stream alone: the connection goes on and its next stream is answered")
+    func streamErrorKeepsTheConnection() async throws {
+        let (routes, _, _) = try ListenerHTTP2Tests.fixtures()
+        let server = try KakapoProcess(["serve", "--routes", routes, "--port", "0"])
+        let port = try await server.waitUntilListening()
+        let outcome = try await H2Peer.run(["stream-error"], port: port)
+        // RFC 9113 5.1: DATA on a half-closed (remote) stream is a stream error STREAM_CLOSED (5).
+        #expect(outcome.resets[1] == 5, "\(outcome.raw.prefix(400))")
+        #expect(outcome.goAway == nil, "\(outcome.raw.prefix(400))")
+        #expect(outcome.streams[3]?.status == 200, "\(outcome.raw.prefix(400))")
+        #expect(outcome.streams[3]?.body.contains(#""hello":"two""#) == true, "\(outcome.raw.prefix(400))")
+        server.send(SIGINT)
+        #expect(try await server.waitForExit() == 0, "\(server.standardError)")
+    }
+
     @Test("more streams than SETTINGS_MAX_CONCURRENT_STREAMS are refused, and the server carries on")
     func tooManyStreams() async throws {
         let (routes, _, _) = try ListenerHTTP2Tests.fixtures()

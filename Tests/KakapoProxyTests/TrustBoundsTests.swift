@@ -167,6 +167,27 @@ struct TrustBoundsTests {
             await upstream.stop()
         }
 
+        @Test("a Connect streaming call's first message goes upstream at once: its server may answer before the next")
+        func connectStreamGoesAtOnce() async throws {
+            let upstream = try await Self.countingUpstream()
+            let proxy = try await Self.passthrough(upstream)
+            let caller = try RawConnection(port: proxy.port, timeout: 30)
+            // One 5-byte envelope and 2 bytes of JSON, then nothing until the upstream has been asked.
+            let message = "\u{0}\u{0}\u{0}\u{0}\u{2}{}"
+            caller.send(
+                "POST /chat.v1.Chat/Talk HTTP/1.1\r\nHost: x\r\nContent-Type: application/connect+json\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n7\r\n" + message + "\r\n")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try Self.connections(to: upstream.port) == 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try Self.connections(to: upstream.port) == 1, "the call waited here for more of its body")
+            caller.send("0\r\n\r\n")
+            #expect(caller.receive { $0.hasSuffix("got 7") }.text.hasSuffix("got 7"))
+            await proxy.stop()
+            await upstream.stop()
+        }
+
         @Test("stalled clients keep at most four times --upstream-concurrency upstream connections")
         func stalledReadersAreBounded() async throws {
             let upstream = try await Self.upstream()

@@ -232,8 +232,10 @@ struct TrustWireTests {
             port, "GET /__kakapo/requests HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nSec-Fetch-Site: none\r\n")
         #expect(Self.status(of: typed) == 200, "\(typed.prefix(300))")
         // A page opened at the wildcard address sends no Fetch Metadata: its Host gives it away.
-        let wildcard = Self.send(port, "GET /__kakapo/requests HTTP/1.1\r\nHost: 0.0.0.0:\(port)\r\n")
-        #expect(Self.status(of: wildcard) == 403, "\(wildcard.prefix(300))")
+        for host in ["0.0.0.0:\(port)", "[::]:\(port)", "[::]"] {
+            let wildcard = Self.send(port, "GET /__kakapo/requests HTTP/1.1\r\nHost: \(host)\r\n")
+            #expect(Self.status(of: wildcard) == 403, "\(host): \(wildcard.prefix(300))")
+        }
         // The inspector on the proxy port redirects to the admin listener, keeping the host named.
         let page = Self.send(
             port, "GET /__kakapo/ui?x=1 HTTP/1.1\r\nHost: localhost:\(port)\r\nSec-Fetch-Site: none\r\n")
