@@ -11,7 +11,8 @@ import NIOCore
 final class HTTP2ConnectionEnd: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Any
 
-    /// The connection's first handler, shut on an error so that nothing read after it reaches NIOHTTP2.
+    /// The connection's first handler: it tells a connection error (NIOHTTP2's GOAWAY with an error code went
+    /// out) from a stream error, and is shut on the former so that nothing read after it reaches NIOHTTP2.
     private let gate: HTTP2InboundGate
 
     init(gate: HTTP2InboundGate) {
