@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "KakapoGraphQL", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         // Protocol Buffers read and written through a descriptor set (`--proto-descriptor`): the wire format,
         // descriptors, and the proto3 JSON mapping. Plain Swift, no dependencies.
-        .target(name: "KakapoProtobuf", dependencies: ["KakapoJSON"]),
+        .target(name: "KakapoProtobuf", dependencies: ["KakapoHTTP", "KakapoJSON"]),
         // gRPC messages: length-prefixed framing, status and trailers, the miss answer, JSON messages.
         .target(name: "KakapoGRPC", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoProtobuf"]),
         .target(

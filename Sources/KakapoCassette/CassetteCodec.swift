@@ -111,6 +111,7 @@ package enum CassetteCodec {
         ]
         if let conversation = interaction.webSocket { object["websocket"] = encode(conversation) }
         if !interaction.echoSources.isEmpty { object["echoes"] = .array(interaction.echoSources.map { .string($0) }) }
+        if !interaction.volatile.isEmpty { object["volatile"] = interaction.volatile.json }
         object["recordedAt"] = .string(interaction.recordedAt)
         object["durationMs"] = .number(JSONNumber(literal: formatMilliseconds(interaction.durationMilliseconds)))
         return .object(object)
@@ -305,7 +306,46 @@ package enum CassetteCodec {
         if let echoes = object["echoes"] {
             interaction.echoSources = try echoSources(echoes, at: path + [.key("echoes")])
         }
+        if let volatile = object["volatile"] {
+            interaction.volatile = try volatileFields(volatile, at: path + [.key("volatile")])
+        }
         return interaction
+    }
+
+    /// The `volatile` of an interaction: `{"request": [...], "response": [...]}`, each a list of at most
+    /// `VolatileFields.limit` places written `query NAME`, `header NAME` or `body /pointer`, of 1 to 1024 bytes.
+    static func volatileFields(
+        _ value: JSONValue, at path: [JSONPathComponent]
+    ) throws(CassetteDecodingError) -> VolatileFields {
+        guard case .object(let object) = value else {
+            throw CassetteDecodingError(
+                path: path, message: "\"volatile\" must be an object with \"request\" and \"response\" lists")
+        }
+        var fields = VolatileFields()
+        for (key, list) in object {
+            guard key == "request" || key == "response" else {
+                throw CassetteDecodingError(
+                    path: path + [.key(key)], message: "\"volatile\" has \"request\" and \"response\" only")
+            }
+            guard case .array(let elements) = list, elements.count <= VolatileFields.limit else {
+                throw CassetteDecodingError(
+                    path: path + [.key(key)],
+                    message: "\"volatile\" \"\(key)\" must be a list of at most \(VolatileFields.limit) places")
+            }
+            var places: [VolatileFields.Place] = []
+            for (index, element) in elements.enumerated() {
+                guard let text = element.stringValue, (1...1024).contains(text.utf8.count),
+                    let place = VolatileFields.Place(text)
+                else {
+                    throw CassetteDecodingError(
+                        path: path + [.key(key), .index(index)],
+                        message: "a volatile place is \"query NAME\", \"header NAME\" or \"body /json/pointer\"")
+                }
+                places.append(place)
+            }
+            if key == "request" { fields.request = places } else { fields.response = places }
+        }
+        return fields
     }
 
     /// The `echoes` of an interaction: at most 256 sources, each a string of 1 to 256 bytes.

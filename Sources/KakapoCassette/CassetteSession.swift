@@ -97,14 +97,35 @@ public final class CassetteSession: @unchecked Sendable {
     }
 
     /// The recorded answer for `request` and its position in the cassette, advancing the playback of
-    /// repeated requests, and whether its response gives echoes of the request's secrets back
-    /// (`Interaction.echoSources`); nil for a miss.
-    public func play(_ request: HTTP.Request) -> (position: Int, interaction: Interaction, echoes: Bool)? {
+    /// repeated requests, whether its response gives echoes of the request's secrets back
+    /// (`Interaction.echoSources`), and, when it matched by shape (`RequestAlignment`), the places whose
+    /// values differed (`body /nonce`; empty for a request that matched as it is); nil for a miss.
+    public func play(_ request: HTTP.Request) -> (
+        position: Int, interaction: Interaction, echoes: Bool, byShape: [String]
+    )? {
         condition.lock()
         defer { condition.unlock() }
-        guard let position = index.play(request) else { return nil }
+        var byShape: [String] = []
+        var found = index.play(request)
+        if found == nil,
+            let aligned = index.playAligned(request, interactions: cassette.interactions, now: WallClock.seconds)
+        {
+            found = aligned.position
+            byShape = aligned.places
+        }
+        guard let position = found else { return nil }
         let interaction = cassette.interactions[position]
-        return (position, interaction, !interaction.echoSources.isEmpty)
+        return (position, interaction, !interaction.echoSources.isEmpty, byShape)
+    }
+
+    /// When the recording `request` would replay now was made (its `recordedAt`), without playing it; nil
+    /// when none matches as it is.
+    public func recordedAt(of request: HTTP.Request) -> String? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let position = index.candidates(for: request).first else { return nil }
+        let recordedAt = cassette.interactions[position].recordedAt
+        return recordedAt.isEmpty ? nil : recordedAt
     }
 
     /// Hands a recording over and returns at once; `then` runs once it is in the journal (it survives the

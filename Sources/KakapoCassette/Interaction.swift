@@ -26,6 +26,9 @@ public struct Interaction: Hashable, Sendable {
     /// request's values back for these alone, so text an upstream sent that looks like such a placeholder is
     /// never filled in. Empty for most interactions.
     public var echoSources: [String] = []
+    /// The places of the request and the response whose values change from call to call (`volatile`):
+    /// matching ignores the request's, `verify` the response's. Empty for most interactions.
+    public var volatile = VolatileFields()
 
     public init(
         request: HTTP.Request, response: HTTP.Response, recordedAt: String, durationMilliseconds: Double,

@@ -53,6 +53,11 @@ public struct InteractionIndex: Sendable {
     /// Query parameters recorded with a redacted value: their values are ignored, whatever the redactor
     /// of this run says.
     private var redactedQueryNames: Set<String> = []
+    /// The positions of the recordings of each method and path (`METHOD /path`), for matching by shape
+    /// (`RequestAlignment`), which looks only when a request matches nothing as it is.
+    private var byPath: [String: [Int]] = [:]
+    /// Whether any recording has volatile request places (matched by them even with `--strict-values`).
+    private var hasVolatileRequests = false
     /// How often each request was played, by the position of its first recording; grown on first use.
     /// Arrays by position rather than dictionaries: a full pass over 100,000 recordings costs 500 KB,
     /// not 6 MB.
@@ -94,6 +99,8 @@ public struct InteractionIndex: Sendable {
         let outside = GraphQLRequest(outsideJSONBody: interaction.request)
         let body = comparableBody(interaction.request, outside: outside)
         let bucketKey = key(interaction.request, outside: outside)
+        byPath[bucketKey.method + " " + bucketKey.path, default: []].append(position)
+        if !interaction.volatile.request.isEmpty { hasVolatileRequests = true }
         let candidate = Group(
             position: position, body: body, origin: interaction.request.origin,
             representation: Representation(
@@ -175,6 +182,34 @@ public struct InteractionIndex: Sendable {
             return take(candidates(for: get, bodiless: true), advancing: false)
         }
         return take(matches, advancing: true)
+    }
+
+    /// How many recordings of one method and path matching by shape compares a request with, at most (the
+    /// first ones recorded).
+    static let alignedLimit = 64
+
+    /// Plays `request` as `play` does when it matches no recording as it is but one by shape or at that
+    /// recording's volatile places (`RequestAlignment`): the recording and the places taken from it
+    /// (`body /nonce`), or nil. Identical requests by shape play their recordings in order, as `play` does.
+    public mutating func playAligned(
+        _ request: HTTP.Request, interactions: [Interaction], now: Int64
+    ) -> (position: Int, places: [String])? {
+        guard matching.matchesByShape || hasVolatileRequests else { return nil }
+        let key = RequestKey.loose(request)
+        guard let positions = byPath[key] else { return nil }
+        var found: [Int: [String]] = [:]
+        let live = RequestAlignment.Live(request, matching: matching)
+        for position in positions.prefix(Self.alignedLimit) where found[position] == nil {
+            guard position < interactions.count,
+                let (aligned, places) = RequestAlignment.align(
+                    live, to: interactions[position], matching: matching, now: now)
+            else { continue }
+            let matches = candidates(for: aligned)
+            guard matches.contains(position) else { continue }
+            for match in matches where found[match] == nil { found[match] = places }
+        }
+        guard let chosen = take(found.keys.sorted(), advancing: true) else { return nil }
+        return (chosen, found[chosen] ?? [])
     }
 
     /// The recording that `matches` (one request's candidates, in cassette order) give now, marked used, or

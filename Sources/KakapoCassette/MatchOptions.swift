@@ -24,6 +24,11 @@ public struct MatchOptions: Hashable, Sendable {
     /// The request headers a recorded response's `Vary` names are matched for that recording, and an
     /// encoded response answers only requests that accept its coding (`--ignore-vary` turns both off).
     public var matchVary = true
+    /// A request whose only differences from a recording are values a client makes afresh (UUIDs, times of
+    /// sending, long random nonces, on both sides) matches it (`RequestAlignment`; `--strict-values` turns it off).
+    public var matchesByShape = true
+    /// JSON body fields whose values must match as they are, whatever their shape (`--match-body-field`).
+    public var exactBodyFields: [JSONPointer] = []
 
     public init(
         ignoredQueryParameters: Set<String> = [], ignoredBodyFields: [JSONPointer] = [], matchedHeaders: [String] = [],

@@ -60,10 +60,25 @@ public struct MissReport: Sendable {
             if shortlist.count > Self.comparedLimit { shortlist.removeLast() }
         }
         var scored: [(score: Int, position: Int, differences: [String], fields: [Field])] = []
+        let now = WallClock.seconds
+        let aligning = RequestAlignment.Live(request, matching: matching)
         for (_, position) in shortlist {
+            let interaction = cassette.interactions[position]
+            // Values that match by shape (or at the recording's volatile places) are no difference: the
+            // request is compared as aligned to this recording (`RequestAlignment`).
+            var (live, liveKey, liveBody) = (request, key, body)
+            if let aligned = RequestAlignment.align(aligning, to: interaction, matching: matching, now: now) {
+                live = aligned.request
+                let outside = GraphQLRequest(outsideJSONBody: live)
+                liveKey = RequestKey(
+                    live, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
+                liveBody =
+                    matching.matchBody
+                    ? ComparableBody(live, outside: outside, redactor: redactor, matching: matching) : .empty
+            }
             let (score, differences, fields) = Self.compare(
-                cassette.interactions[position].request, with: request, key: key, body: body, redactor: redactor,
-                matching: matching, response: cassette.interactions[position].response)
+                interaction.request, with: live, key: liveKey, body: liveBody, redactor: redactor,
+                matching: matching, response: interaction.response)
             scored.append((score, position, differences, fields))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.position < $1.position }

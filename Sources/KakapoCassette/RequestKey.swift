@@ -55,3 +55,11 @@ public struct RequestKey: Hashable, Sendable {
         }
     }
 }
+
+extension RequestKey {
+    /// `METHOD /path` (the path in `percentEncodingNormalized()` form): what recordings are grouped by for
+    /// matching by shape.
+    static func loose(_ request: HTTP.Request) -> String {
+        request.method.rawValue + " " + request.path.percentEncodingNormalized()
+    }
+}

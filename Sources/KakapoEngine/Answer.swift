@@ -41,6 +41,9 @@ public struct Answer: Sendable {
     /// The position in the server's cassette of the recording this answer replays as it is (the same
     /// bytes every time), so a transport may keep its wire form; nil for every other answer.
     package var replay: Int?
+    /// For a replay whose recorded times were moved to now (`ReplayTime`), the second they were moved to:
+    /// its wire form is kept for that second only. Zero for an answer whose bytes never change.
+    package var replaySecond: Int64 = 0
     /// The position of the recording this answer replays in its cassette (the server's or a session's),
     /// for the inspector; nil for every other answer.
     package var interaction: Int?

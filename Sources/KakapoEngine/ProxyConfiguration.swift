@@ -50,6 +50,8 @@ public struct ProxyConfiguration: Sendable {
     public var shutdownGracePeriod: Double
     /// Event loop threads; defaults to the number of cores.
     public var threads: Int?
+    /// How replays move the recording's times to now (`--keep-time`, `--shift-time-json`).
+    public var replayTime = ReplayTime()
     /// Recordings older than this many seconds are stale: replayed with a warning (and a failure in
     /// strict mode), re-recorded in the modes that record. Nil: recordings never expire.
     public var maximumAge: Double?

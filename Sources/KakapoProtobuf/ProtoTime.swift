@@ -1,3 +1,5 @@
+import KakapoHTTP
+
 /// google.protobuf.Timestamp and Duration as proto3 JSON writes them: RFC 3339 in UTC
 /// ("1972-01-01T10:00:20.021Z") and seconds with an "s" ("-3.500s"), with 0, 3, 6 or 9 fraction digits.
 enum ProtoTime {
@@ -14,7 +16,7 @@ enum ProtoTime {
         guard nanos >= 0, nanos <= 999_999_999 else { throw ProtoError("a Timestamp with \(nanos) nanos") }
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let secondOfDay = seconds - days * 86400
-        let (year, month, day) = civil(daysSinceEpoch: days)
+        let (year, month, day) = CivilDate.date(days: days)
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
         text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         return text + fraction(nanos) + "Z"
@@ -53,7 +55,7 @@ enum ProtoTime {
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
             expect("Tt"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
             let second = number(2), year >= 1, (1...12).contains(month), day >= 1,
-            day <= daysIn(month: month, year: year), hour <= 23, minute <= 59, second <= 59
+            day <= CivilDate.daysIn(month: month, year: year), hour <= 23, minute <= 59, second <= 59
         else { return nil }
         var nanos: Int64 = 0
         if expect(".") {
@@ -75,7 +77,8 @@ enum ProtoTime {
             offset = sign * (hours * 3600 + minutes * 60)
         }
         guard index == bytes.count else { return nil }
-        let seconds = days(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offset
+        let seconds =
+            CivilDate.days(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offset
         guard seconds >= minimumTimestamp, seconds <= maximumTimestamp else { return nil }
         return (seconds, Int32(nanos))
     }
@@ -116,36 +119,5 @@ enum ProtoTime {
     private static func pad(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
-
-    /// Year, month and day of a day count from 1970-01-01 (Howard Hinnant's civil_from_days).
-    private static func civil(daysSinceEpoch: Int64) -> (Int64, Int64, Int64) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    /// Days from 1970-01-01 to a date (days_from_civil).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let year = month <= 2 ? year - 1 : year
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yearOfEra = year - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

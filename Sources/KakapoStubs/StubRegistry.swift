@@ -31,9 +31,9 @@ public final class StubRegistry: Sendable {
     package var table: StubTable { state.withLock { $0.table } }
 
     /// The answer of the first route that takes `request`, or nil.
-    public func answer(_ request: HTTP.Request) -> StubAnswer? {
+    public func answer(_ request: HTTP.Request, recordedAt: @escaping () -> String? = { nil }) -> StubAnswer? {
         guard hasRoutes else { return nil }
-        return table.answer(request)
+        return table.answer(request, recordedAt: recordedAt)
     }
 
     /// Replaces the routes that came from files.

@@ -24,14 +24,15 @@ package struct StubTable: Sendable {
 
     package var isEmpty: Bool { stubs.isEmpty }
 
-    /// The answer of the first route that takes `request`, or nil to pass it to the next layer.
-    package func answer(_ request: HTTP.Request) -> StubAnswer? {
+    /// The answer of the first route that takes `request`, or nil to pass it to the next layer; `recordedAt`
+    /// says when the cassette's recording of the request was made (`{{recordedAt}}`), asked only by a template.
+    package func answer(_ request: HTTP.Request, recordedAt: @escaping () -> String? = { nil }) -> StubAnswer? {
         guard !stubs.isEmpty else { return nil }
         let (host, path) = RouterRegistry.hostAndPath(request)
         var context: TemplateContext?
         for stub in stubs {
             guard let parameters = stub.match(method: request.method, host: host, path: path) else { continue }
-            let current = context ?? TemplateContext(request: request, parameters: parameters)
+            let current = context ?? TemplateContext(request: request, parameters: parameters, recordedAt: recordedAt)
             current.parameters = parameters
             context = current
             if let answer = stub.answer(current) { return answer }

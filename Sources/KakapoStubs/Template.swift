@@ -16,6 +16,9 @@ enum TemplateTag: Hashable, Sendable {
     /// `{{uuid}}`: a random UUID made once per answer, so a `Location` header and the body's id agree;
     /// `{{uuid.new}}` is a different one each time it appears.
     case uuid(fresh: Bool)
+    /// `{{recordedAt}}`: when the cassette's recording of the same request was made, ISO 8601; nothing when
+    /// the cassette has none.
+    case recordedAt
     /// `{{message.text}}`: the text of the client's WebSocket message a route's script answers.
     case messageText
     /// `{{message.json.a.b}}`: a value in that message parsed as JSON (`{{message.json}}` the whole value).
@@ -37,6 +40,7 @@ enum TemplateTag: Hashable, Sendable {
         case "now.new": self = .now(fresh: true)
         case "uuid": self = .uuid(fresh: false)
         case "uuid.new": self = .uuid(fresh: true)
+        case "recordedAt": self = .recordedAt
         case "message.text": self = .messageText
         case "message.json": self = .messageJSON(JSONPointer(components: []))
         default: try self.init(dotted: trimmed)
@@ -76,7 +80,7 @@ struct TemplateError: Error {
 
     init(tag: String) {
         message =
-            "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now, now.new, "
+            "unknown template tag {{\(tag)}}; use params.NAME, query.NAME, headers.NAME, body.PATH, now, now.new, recordedAt, "
             + "uuid or uuid.new (and message.text, message.json.PATH in a websocket rule's messages)"
     }
 

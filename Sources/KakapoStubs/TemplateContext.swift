@@ -18,11 +18,17 @@ final class TemplateContext {
     /// `{{uuid}}` and `{{now}}`, made on first use: one value per answer.
     private var answerUUID: String?
     private var answerTime: String?
+    /// When the cassette's recording of this request was made (`{{recordedAt}}`); nil without one.
+    private let recordedAt: () -> String?
 
-    init(request: HTTP.Request, parameters: RouteParameters, message: WebSocketMessage.Payload? = nil) {
+    init(
+        request: HTTP.Request, parameters: RouteParameters, message: WebSocketMessage.Payload? = nil,
+        recordedAt: @escaping () -> String? = { nil }
+    ) {
         self.request = request
         self.parameters = parameters
         self.message = message
+        self.recordedAt = recordedAt
     }
 
     /// The query items, percent-decoded (`+` is a space).
@@ -74,6 +80,7 @@ final class TemplateContext {
             let uuid = answerUUID ?? UUID().uuidString.lowercased()
             answerUUID = uuid
             return .string(uuid)
+        case .recordedAt: return recordedAt().map(JSONValue.string)
         case .messageText: return messageText.map(JSONValue.string)
         case .messageJSON(let pointer): return messageJSON?[pointer: pointer]
         }

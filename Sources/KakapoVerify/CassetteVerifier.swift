@@ -4,8 +4,8 @@ import KakapoHTTP
 import KakapoJSON
 import KakapoUpstream
 
-/// Sends every recorded request of a cassette to the live API and reports, per interaction, whether the
-/// answer is the same. Requests that change things (POST, PUT, PATCH, DELETE) are skipped unless
+/// Sends every recorded request of a cassette to the live API and gives, per interaction, a verdict on its
+/// answer (`ResponseComparison.Verdict`: same, benign or changed). Requests that change things (POST, PUT, PATCH, DELETE) are skipped unless
 /// `includeUnsafe`; WebSocket conversations are skipped too. Credentials the cassette holds as `[REDACTED]` are left out of the requests; give
 /// real ones with `extraHeaders`.
 ///
@@ -32,7 +32,7 @@ public struct CassetteVerifier: Sendable {
         self.redactor = redactor
     }
 
-    /// The findings for each interaction, in order, and the live answers (redacted) of those that drifted.
+    /// The findings for each interaction, in order, and the live answers (redacted) of those that changed.
     public func verify(_ cassette: Cassette, through upstream: UpstreamClient) async -> (
         findings: [Drift], liveAnswers: [Int: (HTTP.Response, Double)]
     ) {
@@ -58,30 +58,46 @@ public struct CassetteVerifier: Sendable {
                 findings.append(finding(.skipped, ["\(method) changes things on the API; --include-unsafe sends it"]))
                 continue
             }
-            var headers = request.headers
-            headers.removeAll { $0.value == Redactor.placeholder || $0.value.contains(Redactor.placeholder) }
-            for field in extraHeaders { headers.replaceOrAdd(name: field.name, value: field.value) }
-            let started = ContinuousClock.now
             do {
-                let sent = HTTP.Request(
-                    method: request.method, target: request.target, headers: headers, body: request.body)
-                let raw = try await upstream.send(upstream.prepare(sent))
-                let elapsed = ContinuousClock.now - started
-                let answer = redactor.redact(
-                    Interaction(request: sent, response: raw, recordedAt: "", durationMilliseconds: 0)
-                ).interaction.response
-                let differences = comparison.differences(recorded: interaction.response, live: answer)
-                findings.append(finding(differences.isEmpty ? .same : .drift, differences))
-                if !differences.isEmpty {
-                    live[position] = (
-                        answer,
-                        elapsed / .milliseconds(1)
-                    )
+                let (answer, milliseconds) = try await ask(request, through: upstream)
+                let differences = comparison.classified(
+                    recorded: interaction.response, live: answer, volatile: interaction.volatile)
+                let verdict = differences.map(\.verdict).max() ?? .same
+                let outcome: Drift.Outcome =
+                    switch verdict {
+                    case .same: .same
+                    case .benign: .benign
+                    case .changed: .changed
+                    }
+                // A changed recording lists what changed; a benign one what else differs.
+                findings.append(
+                    finding(outcome, differences.filter { $0.verdict == verdict }.map(\.text)))
+                if verdict == .changed {
+                    live[position] = (answer, milliseconds)
                 }
             } catch {
                 findings.append(finding(.failed, [error.message]))
             }
         }
         return (findings, live)
+    }
+
+    /// Sends a recorded request to the live API once more, without the credentials the recording holds
+    /// redacted and with `extraHeaders`: its answer, redacted by `redactor` (with the request as sent, so a
+    /// live token echoed back is caught too), and how long it took in milliseconds.
+    public func ask(_ request: HTTP.Request, through upstream: UpstreamClient) async throws(UpstreamError) -> (
+        response: HTTP.Response, milliseconds: Double
+    ) {
+        var headers = request.headers
+        headers.removeAll { $0.value == Redactor.placeholder || $0.value.contains(Redactor.placeholder) }
+        for field in extraHeaders { headers.replaceOrAdd(name: field.name, value: field.value) }
+        let started = ContinuousClock.now
+        let sent = HTTP.Request(method: request.method, target: request.target, headers: headers, body: request.body)
+        let raw = try await upstream.send(upstream.prepare(sent))
+        let elapsed = ContinuousClock.now - started
+        let answer = redactor.redact(
+            Interaction(request: sent, response: raw, recordedAt: "", durationMilliseconds: 0)
+        ).interaction.response
+        return (answer, elapsed / .milliseconds(1))
     }
 }

@@ -3,8 +3,12 @@ import KakapoJSON
 /// What verifying one recorded interaction against the live API found.
 public struct Drift: Sendable {
     public enum Outcome: String, Sendable {
+        /// Nothing changed but values marked (or known) to change on every call.
         case same
-        case drift
+        /// Changes a client should survive (volatile-looking values not marked, added members, header order).
+        case benign
+        /// Changes a client may break on (status, media type, a member removed, a type, an enum value).
+        case changed
         case skipped
         case failed
     }
@@ -17,9 +21,10 @@ public struct Drift: Sendable {
     /// What changed (`status: 200 recorded, 404 now`), why it was skipped, or why it failed.
     public let details: [String]
 
-    /// One line for people, then the details indented.
+    /// One line for people, then the details indented, except a benign recording's (`--format json` has them).
     public var text: String {
-        ([("#\(position) \(method) \(target): \(outcome.rawValue)")] + details.map { "    " + $0 }).joined(
+        let shown = outcome == .benign ? [] : details
+        return ([("#\(position) \(method) \(target): \(outcome.rawValue)")] + shown.map { "    " + $0 }).joined(
             separator: "\n")
     }
 

@@ -9,7 +9,9 @@ struct CassetteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cassette",
         abstract: "Check, list and clean cassette files.",
-        subcommands: [Lint.self, Show.self, Redact.self, Check.self, ImportHAR.self, ExportHAR.self]
+        subcommands: [
+            Lint.self, Show.self, Redact.self, Check.self, LearnVolatile.self, ImportHAR.self, ExportHAR.self,
+        ]
     )
 
     /// `kakapo cassette lint FILE...`
@@ -101,9 +103,26 @@ struct CassetteCommand: ParsableCommand {
                 + (interaction.abandoned ? ", abandoned" : "")
         }
 
+        /// How long ago `interaction` was recorded, as ` (3 days old)`; empty without a readable `recordedAt`.
+        static func age(of interaction: Interaction, now: Int64) -> String {
+            guard let recorded = ISOTime.parse(interaction.recordedAt)?.seconds else { return "" }
+            let seconds = now - recorded
+            func count(_ amount: Int64, _ unit: String) -> String { "\(amount) \(unit)\(amount == 1 ? "" : "s")" }
+            let age: String
+            switch seconds {
+            case ..<0: age = "recorded later than now"
+            case ..<60: age = "under a minute old"
+            case ..<3_600: age = count(seconds / 60, "minute") + " old"
+            case ..<172_800: age = count(seconds / 3_600, "hour") + " old"
+            default: age = count(seconds / 86_400, "day") + " old"
+            }
+            return " (\(age))"
+        }
+
         func run() throws {
             let schema = try grpc.schema()
             let cassette = try loadOrExit(file, schema: schema)
+            let now = WallClock.seconds
             for (position, interaction) in cassette.interactions.enumerated() {
                 let response = interaction.response
                 let type = response.headers["Content-Type"]?.split(separator: ";").first.map(String.init) ?? "-"
@@ -117,7 +136,8 @@ struct CassetteCommand: ParsableCommand {
                     interaction.webSocket.map(Self.summary) ?? "\(response.body.count) B\(Self.stream(of: interaction))"
                 print(
                     "#\(position)\t\(request.method)\t\(request.url)\(operation ?? "")\t\(response.status)\t"
-                        + "\(content)\t\(type)\t\(host)\t" + interaction.recordedAt)
+                        + "\(content)\t\(type)\t\(host)\t" + interaction.recordedAt
+                        + Self.age(of: interaction, now: now))
                 if messages, let conversation = interaction.webSocket {
                     for line in Self.lines(of: conversation) { print("\t" + line) }
                 }

@@ -39,6 +39,19 @@ struct CommonOptions: ParsableArguments {
         help: "A JSON body field (a JSON pointer such as /timestamp) to leave out of matching (repeatable).")
     var ignoreBodyFields: [String] = []
 
+    @Option(
+        name: .customLong("match-body-field"),
+        help:
+            "A JSON body field (a JSON pointer such as /orderId) whose value must match as recorded, even when it looks like a UUID, a time or a nonce (repeatable)."
+    )
+    var matchBodyFields: [String] = []
+
+    @Flag(
+        help:
+            "Match values as recorded only. By default a request whose only differences from a recording are values of a volatile shape on both sides (UUIDs, times within a day of sending, long random hex or base64 nonces) in its query, body or a matched nonce header matches it, and the answer says so in X-Kakapo-Matched-By."
+    )
+    var strictValues = false
+
     @Option(name: .customLong("match-header"), help: "A request header whose value must match too (repeatable).")
     var matchHeaders: [String] = []
 
@@ -115,6 +128,7 @@ struct CommonOptions: ParsableArguments {
     var sessionTimeout: Double = 600
 
     @OptionGroup var streams: StreamOptions
+    @OptionGroup var replayTime: ReplayTimeOptions
     @OptionGroup var grpc: GRPCOptions
     @OptionGroup var recordFilters: RecordFilterOptions
     @OptionGroup var redaction: RedactionOptions
@@ -162,6 +176,7 @@ struct CommonOptions: ParsableArguments {
         if cassetteDir?.isEmpty == true { throw ValidationError("--cassette-dir must name a folder") }
         _ = try adminTokenValue()
         try validatePointers(ignoreBodyFields, flag: "--ignore-body-field")
+        try validatePointers(matchBodyFields, flag: "--match-body-field")
         if let store {
             do {
                 _ = try PostgresURL(store)
@@ -226,6 +241,8 @@ struct CommonOptions: ParsableArguments {
         matching.matchRange = !noMatchRange
         matching.matchConditional = !noMatchConditional
         matching.matchVary = !ignoreVary
+        matching.matchesByShape = !strictValues
+        matching.exactBodyFields = matchBodyFields.compactMap(JSONPointer.init)
         return matching
     }
 
@@ -238,6 +255,7 @@ struct CommonOptions: ParsableArguments {
             requestReadTimeout: requestReadTimeout, adminToken: resolvedAdminToken,
             maximumAge: maxAge.flatMap(CommonOptions.seconds))
         streams.apply(to: &configuration)
+        replayTime.apply(to: &configuration)
         grpc.apply(to: &configuration)
         recordFilters.apply(to: &configuration)
         watchdog.apply(to: &configuration)

@@ -5,8 +5,15 @@ import Kakapo
 /// `kakapo verify`: are the recordings still what the live API answers?
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Send every recorded request to the live API and report what changed since it was recorded.",
-        discussion: "Exit codes: 0 no drift, 1 drift (or requests that failed), 2 usage error, 3 unreadable cassette.")
+        abstract: "Send every recorded request to the live API and say, per recording, whether what changed matters.",
+        discussion: """
+            Each recording is same (nothing changed but values marked volatile, or known to change on every call \
+            such as Date), benign (volatile-looking values not yet marked, other values of the same type, added \
+            members or headers, another header order) or changed (another status or media type, a member removed, \
+            a type changed, a new enum value, a non-JSON body that differs); the differences of changed ones are \
+            listed under them. Exit codes: 0 nothing changed, 1 a recording changed (or a request failed), 2 usage \
+            error, 3 unreadable cassette.
+            """)
 
     @Option(help: "The cassette to check.")
     var cassette: String
@@ -25,7 +32,10 @@ struct Verify: AsyncParsableCommand {
     @Option(help: "text for people, json for machines.")
     var format: OutputFormat = .text
 
-    @Flag(help: "Re-record the interactions that drifted (atomically; the others stay byte for byte).")
+    @Flag(
+        help:
+            "Re-record the changed recordings (atomically, keeping their volatile markings; the others stay byte for byte)."
+    )
     var update = false
 
     @Flag(
@@ -50,38 +60,20 @@ struct Verify: AsyncParsableCommand {
 
     func validate() throws {
         try validatePointers(ignoreJSON, flag: "--ignore-json")
-        for header in headers where !header.contains(":") {
-            throw ValidationError("--header takes 'Name: value', not \"\(header)\"")
-        }
+        try Self.validateHeaders(headers)
     }
 
     func run() async throws {
         var recorded = try loadOrExit(cassette)
-        let upstreamConfiguration = try upstreamOptions.configuration(for: upstream)
-        if let proxies = upstreamConfiguration.proxies {
-            for line in UpstreamOptions.proxyReport(proxies, environment: ProcessInfo.processInfo.environment) {
-                standardError("kakapo: \(line)")
-            }
-        }
-        let client: UpstreamClient
-        do {
-            client = try UpstreamClient(configuration: upstreamConfiguration)
-        } catch {
-            throw ExitStatus.failure(error)
-        }
+        let client = try Self.client(for: upstream, options: upstreamOptions)
         defer { client.shutdown() }
-        var extra = HTTP.Headers()
-        for header in headers {
-            let parts = header.split(separator: ":", maxSplits: 1)
-            extra.add(name: parts[0].trimmingSpaces(), value: parts.count > 1 ? parts[1].trimmingSpaces() : "")
-        }
         let verifier = CassetteVerifier(
             comparison: ResponseComparison(ignoredPointers: ignoreJSON.compactMap(JSONPointer.init)),
-            includeUnsafe: includeUnsafe, extraHeaders: extra, redactor: redaction.redactor)
+            includeUnsafe: includeUnsafe, extraHeaders: Self.headers(headers), redactor: redaction.redactor)
         let (findings, live) = await verifier.verify(recorded, through: client)
         let count = { (outcome: Drift.Outcome) in findings.filter { $0.outcome == outcome }.count }
         let totals =
-            "\(count(.same)) same, \(count(.drift)) drifted, \(count(.skipped)) skipped, \(count(.failed)) failed"
+            "\(count(.same)) same, \(count(.benign)) benign, \(count(.changed)) changed, \(count(.skipped)) skipped, \(count(.failed)) failed"
         switch format {
         case .text:
             for finding in findings { print(finding.text) }
@@ -90,7 +82,8 @@ struct Verify: AsyncParsableCommand {
             let document: JSONValue = [
                 "cassette": .string(cassette), "upstream": .string(upstream),
                 "interactions": .array(findings.map(\.json)),
-                "same": .number(JSONNumber(count(.same))), "drifted": .number(JSONNumber(count(.drift))),
+                "same": .number(JSONNumber(count(.same))), "benign": .number(JSONNumber(count(.benign))),
+                "changed": .number(JSONNumber(count(.changed))),
                 "skipped": .number(JSONNumber(count(.skipped))), "failed": .number(JSONNumber(count(.failed))),
             ]
             print(String(decoding: JSONWriter(layout: .readable).write(document), as: UTF8.self))
@@ -108,9 +101,10 @@ struct Verify: AsyncParsableCommand {
                     )
                     continue
                 }
-                let fresh = Interaction(
+                var fresh = Interaction(
                     request: old.request, response: response, recordedAt: UTCTimestamp.now(),
                     durationMilliseconds: milliseconds)
+                fresh.volatile = old.volatile
                 recorded.interactions[position] = redactor.redact(fresh).interaction
                 replaced += 1
             }
@@ -119,6 +113,38 @@ struct Verify: AsyncParsableCommand {
                 standardError("kakapo: re-recorded \(replaced) interaction\(replaced == 1 ? "" : "s") in \(cassette)")
             }
         }
-        if count(.drift) > 0 || count(.failed) > 0 { throw ExitCode(1) }
+        if count(.changed) > 0 || count(.failed) > 0 { throw ExitCode(1) }
+    }
+
+    /// A client for the live API at `upstream` (proxies from the environment reported on standard error).
+    static func client(for upstream: String, options: UpstreamOptions) throws -> UpstreamClient {
+        let configuration = try options.configuration(for: upstream)
+        if let proxies = configuration.proxies {
+            for line in UpstreamOptions.proxyReport(proxies, environment: ProcessInfo.processInfo.environment) {
+                standardError("kakapo: \(line)")
+            }
+        }
+        do {
+            return try UpstreamClient(configuration: configuration)
+        } catch {
+            throw ExitStatus.failure(error)
+        }
+    }
+
+    /// `--header 'Name: value'` flags as headers.
+    static func headers(_ flags: [String]) -> HTTP.Headers {
+        var extra = HTTP.Headers()
+        for header in flags {
+            let parts = header.split(separator: ":", maxSplits: 1)
+            extra.add(name: parts[0].trimmingSpaces(), value: parts.count > 1 ? parts[1].trimmingSpaces() : "")
+        }
+        return extra
+    }
+
+    /// Refuses a `--header` flag without a colon.
+    static func validateHeaders(_ flags: [String]) throws {
+        for header in flags where !header.contains(":") {
+            throw ValidationError("--header takes 'Name: value', not \"\(header)\"")
+        }
     }
 }

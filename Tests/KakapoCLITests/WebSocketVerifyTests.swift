@@ -31,7 +31,7 @@ struct WebSocketVerifyTests {
         let result = try await KakapoProcess.run(["verify", "--cassette", path, "--upstream", upstream.baseURL])
         #expect(result.status == 1, "\(result.output)\(result.error)")
         #expect(result.output.contains("#0 GET /chat: skipped\n    a WebSocket conversation"), "\(result.output)")
-        #expect(result.output.contains("#1 GET /status: drift"), "\(result.output)")
+        #expect(result.output.contains("#1 GET /status: changed"), "\(result.output)")
 
         let updated = try await KakapoProcess.run([
             "verify", "--cassette", path, "--upstream", upstream.baseURL, "--update",

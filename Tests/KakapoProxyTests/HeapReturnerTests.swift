@@ -56,10 +56,11 @@ struct HeapReturnerTests {
             for block in blocks { free(block) }
             #expect(HeapReturner.usage.free >= 60 << 20, "\(HeapReturner.usage)")
             HeapReturner.trim()
-            // The freed blocks' pages are no longer resident (mincore); other tests' threads allocate in
-            // their own arenas, but one could take a few of these blocks back meanwhile.
+            // The freed blocks' pages are no longer resident (mincore); without the trim all of them stay.
+            // Other tests' threads may share this thread's arena (glibc keeps 8 per core) and take blocks back
+            // meanwhile: 35 % of the pages were back in use once in the whole suite on 2 cores.
             let left = blocks.reduce(0) { $0 + Self.residentPages($1, size: size) }
-            #expect(left < resident / 4, "\(left) of \(resident) pages still resident")
+            #expect(left < resident / 2, "\(left) of \(resident) pages still resident")
             for pin in pins { free(pin) }
         }
     #endif

@@ -22,6 +22,8 @@ enum CassetteLayer: PipelineLayer {
             // A HEAD answered from a GET recording (InteractionIndex.play).
             var head = headAnswer(from: hit.interaction, for: exchange.request)
             head.interaction = hit.position
+            if !hit.byShape.isEmpty { head = saying(head, matchedByShape: hit.byShape) }
+            movingTime(&head, recorded: hit.interaction, in: pipeline)
             return .now(head)
         }
         if let conversation = hit.interaction.webSocket {
@@ -74,15 +76,61 @@ enum CassetteLayer: PipelineLayer {
         {
             rewritten = given
         }
-        if let rewritten {
+        if var rewritten {
+            if !hit.byShape.isEmpty { rewritten = saying(rewritten, matchedByShape: hit.byShape) }
             // The recorded answer with the live request's JSON-RPC ids or echoed values: its bytes are this
             // request's alone, so it has no replay position and the transport prepares it afresh.
+            movingTime(&rewritten, recorded: hit.interaction, in: pipeline)
             return .now(rewritten)
         }
-        // Only the server's own cassette: a session's positions are its own, and sessions come and go.
-        // A decoded answer is not the recorded bytes, which the transport keeps prepared by position.
-        if exchange.testSession == nil, !decoded { answer.replay = hit.position }
+        if !hit.byShape.isEmpty {
+            // Says which values the request was matched by shape on: these headers are this answer's alone.
+            answer = saying(answer, matchedByShape: hit.byShape)
+        } else if exchange.testSession == nil, !decoded {
+            // Only the server's own cassette: a session's positions are its own, and sessions come and go.
+            // A decoded answer is not the recorded bytes, which the transport keeps prepared by position.
+            answer.replay = hit.position
+        }
+        movingTime(&answer, recorded: hit.interaction, in: pipeline)
         return .now(answer)
+    }
+
+    /// The header that says a request matched its recording by shape, and on which values:
+    /// `X-Kakapo-Matched-By: shape; body /nonce, query ts` (at most 16 places and 1 KB named).
+    static let matchedByHeader = "X-Kakapo-Matched-By"
+
+    /// `answer` with `X-Kakapo-Matched-By` naming `places`.
+    static func saying(_ answer: Answer, matchedByShape places: [String]) -> Answer {
+        guard case .response(let status, var headers, let body) = answer.outcome else { return answer }
+        let named = places.prefix(16).joined(separator: ", ") + (places.count > 16 ? ", ..." : "")
+        // Names come from the request (a decoded query name may hold a line break): visible ASCII only, and short.
+        let visible = String(
+            decoding: named.utf8.prefix(1_024).map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
+        headers.replaceOrAdd(name: matchedByHeader, value: "shape; " + visible)
+        var copy = answer
+        copy.outcome = .response(status: status, headers: headers, body: body)
+        return copy
+    }
+
+    /// Moves the recorded times of `answer` to now (`ReplayTime`): its head, and its body when it is whole.
+    /// An answer kept prepared by position is then kept for this second only (`Answer.replaySecond`), and
+    /// its times are moved once a second (`MovedReplies`).
+    static func movingTime(_ answer: inout Answer, recorded interaction: Interaction, in pipeline: RequestPipeline) {
+        let time = pipeline.configuration.replayTime
+        guard case .response(let status, let headers, let body) = answer.outcome, time.mayMove(headers) else {
+            return
+        }
+        let now = WallClock.seconds
+        var bytes: [UInt8]?
+        if case .bytes(let whole) = body { bytes = whole }
+        func move() -> MovedReplies.Moved? {
+            time.moved(headers: headers, body: bytes, recordedAt: interaction.recordedAt, now: now)
+        }
+        // A replay as recorded (`answer.replay`) is the same for every request of a second.
+        guard let moved = answer.replay.map({ pipeline.movedReplies.moved($0, second: now, make: move) }) ?? move()
+        else { return }
+        answer.outcome = .response(status: status, headers: moved.headers, body: moved.body.map { .bytes($0) } ?? body)
+        answer.replaySecond = now
     }
 
     /// The answer to `request`, a `HEAD`, from a `GET` recording: its status and headers, with the
