@@ -104,18 +104,24 @@ public final class CassetteSession: @unchecked Sendable {
         position: Int, interaction: Interaction, echoes: Bool, byShape: [String]
     )? {
         condition.lock()
-        defer { condition.unlock() }
-        var byShape: [String] = []
-        var found = index.play(request)
-        if found == nil,
-            let aligned = index.playAligned(request, interactions: cassette.interactions, now: WallClock.seconds)
-        {
-            found = aligned.position
-            byShape = aligned.places
+        if let position = index.play(request) {
+            let interaction = cassette.interactions[position]
+            condition.unlock()
+            return (position, interaction, !interaction.echoSources.isEmpty, [])
         }
-        guard let position = found else { return nil }
+        // Matching by shape parses bodies: on copies, outside the lock, so a client that misses does not
+        // hold up every other replay; then the playback is taken under it.
+        let (snapshot, interactions) = (index, cassette.interactions)
+        condition.unlock()
+        let found = snapshot.alignedMatches(request, interactions: interactions, now: WallClock.seconds)
+        guard !found.isEmpty else { return nil }
+        condition.lock()
+        defer { condition.unlock() }
+        guard let (position, places) = index.takeAligned(found), position < cassette.interactions.count else {
+            return nil
+        }
         let interaction = cassette.interactions[position]
-        return (position, interaction, !interaction.echoSources.isEmpty, byShape)
+        return (position, interaction, !interaction.echoSources.isEmpty, places)
     }
 
     /// When the recording `request` would replay now was made (its `recordedAt`), without playing it; nil

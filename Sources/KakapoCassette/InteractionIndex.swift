@@ -184,8 +184,9 @@ public struct InteractionIndex: Sendable {
         return take(matches, advancing: true)
     }
 
-    /// How many recordings of one method and path matching by shape compares a request with, at most (the
-    /// first ones recorded).
+    /// How many recordings of one method and path matching by shape compares a request with, at most: the
+    /// first ones not played yet (so a poll that sends a new timestamp each time goes on through all its
+    /// recordings), or the last ones once all were played.
     static let alignedLimit = 64
 
     /// Plays `request` as `play` does when it matches no recording as it is but one by shape or at that
@@ -194,12 +195,23 @@ public struct InteractionIndex: Sendable {
     public mutating func playAligned(
         _ request: HTTP.Request, interactions: [Interaction], now: Int64
     ) -> (position: Int, places: [String])? {
-        guard matching.matchesByShape || hasVolatileRequests else { return nil }
-        let key = RequestKey.loose(request)
-        guard let positions = byPath[key] else { return nil }
+        takeAligned(alignedMatches(request, interactions: interactions, now: now))
+    }
+
+    /// The recordings `request` matches by shape, with the places taken from each; empty when none (or when
+    /// neither shapes nor volatile places are matched). Reads only: a caller may run it on a copy of the
+    /// index, outside its lock, then `takeAligned` under it.
+    public func alignedMatches(
+        _ request: HTTP.Request, interactions: [Interaction], now: Int64
+    ) -> [Int: [String]] {
+        guard matching.matchesByShape || hasVolatileRequests else { return [:] }
+        guard let positions = byPath[RequestKey.loose(request)] else { return [:] }
+        let unplayed = positions.filter { !($0 < used.count && used[$0]) }
+        let window =
+            unplayed.isEmpty ? Array(positions.suffix(Self.alignedLimit)) : Array(unplayed.prefix(Self.alignedLimit))
         var found: [Int: [String]] = [:]
         let live = RequestAlignment.Live(request, matching: matching)
-        for position in positions.prefix(Self.alignedLimit) where found[position] == nil {
+        for position in window where found[position] == nil {
             guard position < interactions.count,
                 let (aligned, places) = RequestAlignment.align(
                     live, to: interactions[position], matching: matching, now: now)
@@ -208,7 +220,27 @@ public struct InteractionIndex: Sendable {
             guard matches.contains(position) else { continue }
             for match in matches where found[match] == nil { found[match] = places }
         }
-        guard let chosen = take(found.keys.sorted(), advancing: true) else { return nil }
+        return found
+    }
+
+    /// Plays one of `found` (`alignedMatches`): the first not played yet; once all were, the last (or none
+    /// with `RepeatPolicy.miss`).
+    public mutating func takeAligned(_ found: [Int: [String]]) -> (position: Int, places: [String])? {
+        let sorted = found.keys.sorted()
+        guard let last = sorted.last else { return nil }
+        let chosen: Int
+        if let first = sorted.first(where: { !($0 < used.count && used[$0]) }) {
+            chosen = first
+        } else if repeatPolicy == .repeatLast {
+            chosen = last
+        } else {
+            return nil
+        }
+        if chosen >= used.count {
+            uses += repeatElement(0, count: chosen + 1 - uses.count)
+            used += repeatElement(false, count: chosen + 1 - used.count)
+        }
+        used[chosen] = true
         return (chosen, found[chosen] ?? [])
     }
 

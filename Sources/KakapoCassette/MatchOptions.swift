@@ -24,6 +24,10 @@ public struct MatchOptions: Hashable, Sendable {
     /// The request headers a recorded response's `Vary` names are matched for that recording, and an
     /// encoded response answers only requests that accept its coding (`--ignore-vary` turns both off).
     public var matchVary = true
+    /// Replayed dates move with the clock (`ReplayTime`), so the `Last-Modified` a client revalidates with is
+    /// not the recorded one: a recorded `304` or `412` for an `If-Modified-Since` or `If-Unmodified-Since`
+    /// date answers any date there (false with `--keep-time`: the date must be the recorded one).
+    public var datesMoveWithClock = true
     /// A request whose only differences from a recording are values a client makes afresh (UUIDs, times of
     /// sending, long random nonces, on both sides) matches it (`RequestAlignment`; `--strict-values` turns it off).
     public var matchesByShape = true

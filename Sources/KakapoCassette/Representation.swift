@@ -30,6 +30,8 @@ struct Representation: Hashable, Sendable {
     let codings: [String]
     /// The recorded request's `Accept-Encoding`, for the miss report.
     let recordedAcceptEncoding: String?
+    /// Date validators match any date (`MatchOptions.datesMoveWithClock`).
+    let anyDate: Bool
 
     /// The headers whose values a `304` or `412` was chosen by.
     static let validatorNames = ["if-none-match", "if-modified-since", "if-match", "if-unmodified-since"]
@@ -37,6 +39,7 @@ struct Representation: Hashable, Sendable {
     /// The representation a recording was made for, or nil when it is a plain answer to a plain request.
     init?(request: HTTP.Request, response: HTTP.Response, matching: MatchOptions, redactor: Redactor) {
         let headers = request.headers
+        anyDate = matching.datesMoveWithClock
         range = matching.matchRange ? headers["Range"].map(Self.normalized) : nil
         ifRange = range == nil ? nil : headers["If-Range"].map(Self.normalized)
         if matching.matchConditional, response.status == 304 || response.status == 412 {
@@ -91,7 +94,7 @@ struct Representation: Hashable, Sendable {
         } else if liveRange != nil {
             return false
         }
-        for header in validators where Self.value(of: header.name, in: request.headers) != header.value {
+        for header in validators where !sameValidator(Self.value(of: header.name, in: request.headers), header) {
             return false
         }
         for header in varied where Self.value(of: header.name, in: request.headers) != header.value { return false }
@@ -116,7 +119,7 @@ struct Representation: Hashable, Sendable {
         }
         for header in validators {
             let here = Self.value(of: header.name, in: request.headers)
-            if here != header.value {
+            if !sameValidator(here, header) {
                 differences.append(
                     (header.name, here, header.value, "the recording is a 304 for that validator"))
             }
@@ -136,6 +139,18 @@ struct Representation: Hashable, Sendable {
     }
 
     /// Every value of `name` in `headers` as one normalised list; nil when there is none.
+    /// Whether a request's validator `here` is the recorded one: the same value, or, for
+    /// `If-Modified-Since` and `If-Unmodified-Since` while dates move with the clock, two dates (a replay moves
+    /// the `Last-Modified` a client revalidates with to its own clock, `ReplayTime`, so the date a client sends
+    /// back is not the recorded one).
+    func sameValidator(_ here: String?, _ recorded: Header) -> Bool {
+        if here == recorded.value { return true }
+        guard anyDate, recorded.name.hasSuffix("modified-since"), let here, let value = recorded.value else {
+            return false
+        }
+        return HTTPDate.parse(here) != nil && HTTPDate.parse(value) != nil
+    }
+
     static func value(of name: String, in headers: HTTP.Headers) -> String? {
         let values = headers.values(for: name)
         return values.isEmpty ? nil : normalized(values.joined(separator: ","))

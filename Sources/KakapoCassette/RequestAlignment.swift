@@ -72,7 +72,7 @@ enum RequestAlignment {
             let declared = recording.volatile.request.contains(.header(name))
             guard declared || nonceHeaders.contains(name), let here = live.request.headers[name],
                 let there = recorded.headers[name], here != there,
-                declared || aligner.sameShape(here, there)
+                declared || aligner.sameShape(here, there, name: name)
             else { continue }
             request.headers.replaceOrAdd(name: name, value: there)
             aligner.places.append("header \(name)" + (declared ? Aligner.marked : ""))
@@ -94,6 +94,16 @@ enum RequestAlignment {
             }
         }
         return aligner.places.isEmpty ? nil : (request, aligner.places)
+    }
+
+    /// Whether a field's name says it holds the id of a resource: it ends in `id` or `ids` (`userId`,
+    /// `order_id`, `ID`), unless it names a request, trace, span, correlation, idempotency key or nonce.
+    static func namesResource(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        guard lowered.hasSuffix("id") || lowered.hasSuffix("ids") else { return false }
+        return !["request", "trace", "span", "correlation", "idempotency", "nonce", "session"].contains {
+            lowered.contains($0)
+        }
     }
 
     /// `name=value&...` as the items were written.
@@ -123,8 +133,22 @@ enum RequestAlignment {
             self.exact = exact
         }
 
-        func sameShape(_ here: String, _ there: String) -> Bool {
-            byShape && ValueShape.same(here, there, now: now, recordedAt: recordedAt) != nil
+        /// Whether `here` and `there`, the values of `name`, are of one volatile shape. Hex and base64 under a
+        /// name that says it is an id (`userId`, `order_id`; not `requestId`, `traceId`) are taken for ids of
+        /// resources (MongoDB's ObjectIds, Firestore's ids), not nonces.
+        func sameShape(_ here: String, _ there: String, name: String) -> Bool {
+            guard byShape, let shape = ValueShape.same(here, there, now: now, recordedAt: recordedAt) else {
+                return false
+            }
+            switch shape {
+            case .hex, .base64: return !RequestAlignment.namesResource(name)
+            default: return true
+            }
+        }
+
+        /// Whether `path` is, holds or lies under a field named by `--match-body-field`.
+        func isExact(_ path: [String]) -> Bool {
+            exact.contains { path.starts(with: $0.components) || $0.components.starts(with: path) }
         }
 
         /// Query or form items with the recorded value of each volatile one (the n-th of a name paired with
@@ -146,7 +170,9 @@ enum RequestAlignment {
                     let there = recordedItems[occurrence].value?.removingPercentEncodingLeniently(), here != there
                 else { continue }
                 let declared = volatileName(name)
-                guard declared || sameShape(here, there) else { continue }
+                guard declared || sameShape(here, there, name: name), part == "query" || !isExact([name]) else {
+                    continue
+                }
                 result[index].value = recordedItems[occurrence].value
                 places.append((part == "query" ? "query \(name)" : "body /\(name)") + (declared ? Self.marked : ""))
                 changed = true
@@ -161,7 +187,7 @@ enum RequestAlignment {
             visited += 1
             guard visited <= Self.limit else { return live }
             if !path.isEmpty, volatile.requestBody(path), live != recorded,
-                !exact.contains(where: { path.starts(with: $0.components) })
+                !isExact(path)
             {
                 changed = true
                 places.append("body " + JSONPointer(components: path).description + Self.marked)
@@ -197,7 +223,7 @@ enum RequestAlignment {
             _ live: JSONValue, _ recorded: JSONValue, _ here: String, _ there: String, at path: [String],
             changed: inout Bool
         ) -> JSONValue {
-            guard sameShape(here, there), !exact.contains(where: { path.starts(with: $0.components) }) else {
+            guard sameShape(here, there, name: path.last ?? ""), !isExact(path) else {
                 return live
             }
             changed = true

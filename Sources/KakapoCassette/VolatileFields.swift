@@ -26,6 +26,13 @@ public struct VolatileFields: Hashable, Sendable {
             }
         }
 
+        /// Whether a cassette can hold this place: it reads back as itself (a name, a pointer that is not the
+        /// whole body) and is 1 to 1024 bytes long. Learned places that are not are left out.
+        public var isWritable: Bool {
+            let text = self.text
+            return (1...1024).contains(text.utf8.count) && Place(text) == self
+        }
+
         /// `query NAME`, `header NAME` or `body /pointer`.
         public var text: String {
             switch self {

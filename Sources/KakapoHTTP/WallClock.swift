@@ -33,7 +33,7 @@ public enum WallClock {
         }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let difference = (wanted.seconds - Int64(now.tv_sec)) * 1_000_000_000 + wanted.nanoseconds - Int64(now.tv_nsec)
-        return (difference / 1_000_000_000, difference % 1_000_000_000)
+        // Seconds and nanoseconds apart: a time centuries away would overflow in nanoseconds.
+        return (wanted.seconds - Int64(now.tv_sec), wanted.nanoseconds - Int64(now.tv_nsec))
     }()
 }

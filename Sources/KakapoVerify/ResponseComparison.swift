@@ -250,8 +250,8 @@ public struct ResponseComparison: Sendable {
                         .benign, path,
                         "\(ResponseComparison.describe(was)) recorded, \(ResponseComparison.describe(now)) now (looks volatile; not marked: kakapo cassette learn-volatile marks it)"
                     )
-                } else if case .string(let a) = was, case .string(let b) = now, ResponseComparison.isEnumLike(a),
-                    ResponseComparison.isEnumLike(b)
+                } else if case .string(let a) = was, case .string(let b) = now,
+                    ResponseComparison.isEnum(a, b, member: path.last)
                 {
                     note(
                         .changed, path,
@@ -304,6 +304,23 @@ public struct ResponseComparison: Sendable {
         guard let (a, b) = texts else { return false }
         if let shape = ValueShape.of(a, sentAt: nil), shape == ValueShape.of(b, sentAt: nil) { return true }
         return isTimestamp(a) && isTimestamp(b)
+    }
+
+    /// Member names that hold one of a fixed set of values.
+    static let enumMembers: Set<String> = [
+        "status", "state", "type", "kind", "role", "level", "mode", "phase", "category", "tier", "plan", "stage",
+        "severity", "priority", "visibility", "scope", "currency", "unit", "format", "method", "action", "event",
+    ]
+
+    /// Whether `a` and `b` read as two values of an enum: both in upper case (`PENDING_REVIEW`), or both short
+    /// lower-case words under a member whose name says it holds one (`status`, `type`, `payment_method`), so
+    /// that a username `ada` becoming `bob` is not taken for one.
+    static func isEnum(_ a: String, _ b: String, member: String?) -> Bool {
+        guard isEnumLike(a), isEnumLike(b) else { return false }
+        let upper = { (text: String) in text.utf8.allSatisfy { !(0x61...0x7A).contains($0) } }
+        if upper(a) && upper(b) { return true }
+        guard let member = member?.lowercased() else { return false }
+        return enumMembers.contains { member == $0 || member.hasSuffix("_" + $0) || member.hasSuffix($0) }
     }
 
     /// A value that reads as one of a fixed set: a short word in lower case (`active`, `in-progress`) or

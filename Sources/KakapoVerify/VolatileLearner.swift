@@ -54,7 +54,7 @@ public struct VolatileLearner: Sendable {
                 continue
             }
             var volatile = interaction.volatile
-            let requestPlaces = Self.requestPlaces(of: interaction)
+            let requestPlaces = Self.requestPlaces(of: interaction).filter(\.isWritable)
             var learned = requestPlaces.filter { !volatile.request.contains($0) }
             volatile.request = Array(Set(volatile.request + requestPlaces).prefix(VolatileFields.limit)).sorted()
             var note: String?
@@ -64,7 +64,8 @@ public struct VolatileLearner: Sendable {
                 do {
                     let (answer, _) = try await verifier.ask(request, through: upstream)
                     if answer.status == interaction.response.status {
-                        let places = ResponseComparison.differingPlaces(interaction.response, answer)
+                        let places = ResponseComparison.differingPlaces(interaction.response, answer).filter(
+                            \.isWritable)
                         learned += places.filter { !volatile.response.contains($0) }
                         volatile.response = Array(Set(volatile.response + places).prefix(VolatileFields.limit))
                             .sorted()

@@ -242,6 +242,7 @@ struct CommonOptions: ParsableArguments {
         matching.matchConditional = !noMatchConditional
         matching.matchVary = !ignoreVary
         matching.matchesByShape = !strictValues
+        matching.datesMoveWithClock = !replayTime.keepTime
         matching.exactBodyFields = matchBodyFields.compactMap(JSONPointer.init)
         return matching
     }

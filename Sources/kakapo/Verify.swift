@@ -135,7 +135,7 @@ struct Verify: AsyncParsableCommand {
     static func headers(_ flags: [String]) -> HTTP.Headers {
         var extra = HTTP.Headers()
         for header in flags {
-            let parts = header.split(separator: ":", maxSplits: 1)
+            let parts = header.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             extra.add(name: parts[0].trimmingSpaces(), value: parts.count > 1 ? parts[1].trimmingSpaces() : "")
         }
         return extra
@@ -143,8 +143,11 @@ struct Verify: AsyncParsableCommand {
 
     /// Refuses a `--header` flag without a colon.
     static func validateHeaders(_ flags: [String]) throws {
-        for header in flags where !header.contains(":") {
-            throw ValidationError("--header takes 'Name: value', not \"\(header)\"")
+        for header in flags {
+            let name = header.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard name.count == 2, !name[0].trimmingSpaces().isEmpty else {
+                throw ValidationError("--header takes 'Name: value', not \"\(header)\"")
+            }
         }
     }
 }

@@ -222,6 +222,23 @@ struct GreenNextMonthTests {
         #expect(try await verify().status == 0)
     }
 
+    @Test("verdicts: a username is a value, a status word or an UPPER_CASE value an enum, a removed member a change")
+    func verdicts() throws {
+        func verdict(_ recorded: String, _ live: String) throws -> ResponseComparison.Verdict {
+            let one = HTTP.Response(status: 200, contentType: "application/json", text: recorded)
+            let other = HTTP.Response(status: 200, contentType: "application/json", text: live)
+            return ResponseComparison().classified(recorded: one, live: other).map(\.verdict).max() ?? .same
+        }
+        #expect(try verdict(#"{"user": "ada"}"#, #"{"user": "bob"}"#) == .benign)
+        #expect(try verdict(#"{"status": "active"}"#, #"{"status": "suspended"}"#) == .changed)
+        #expect(try verdict(#"{"plan": "FREE"}"#, #"{"plan": "PRO"}"#) == .changed)
+        #expect(try verdict(#"{"a": 1, "b": 2}"#, #"{"a": 1}"#) == .changed)
+        #expect(try verdict(#"{"a": 1}"#, #"{"a": 1, "b": 2}"#) == .benign)
+        #expect(try verdict(#"{"a": 1}"#, #"{"a": null}"#) == .benign)
+        #expect(try verdict(#"{"items": [1, 2]}"#, #"{"items": [1, 2, 3]}"#) == .benign)
+        #expect(try verdict(#"{"at": "2026-11-01T10:00:00Z"}"#, #"{"at": "2026-11-29T10:00:00Z"}"#) == .benign)
+    }
+
     @Test("cassette learn-volatile marks an existing cassette, request places of a volatile shape included")
     func learnCommand() async throws {
         let api = API()

@@ -90,6 +90,14 @@ struct ShapeMatchingTests {
             HTTP.Request(method: .get, target: "/users/0b9d7c1e-3f7a-4c52-9e1a-5c3d2b1a0f9e"), answer: "ada")
         let other = HTTP.Request(method: .get, target: "/users/5a1c0f9e-2b3d-4c52-9e1a-0b9d7c1e3f7a")
         #expect(Self.play(other, in: [user]) == nil)
+        let aligned = RequestAlignment.align(
+            RequestAlignment.Live(other, matching: MatchOptions()), to: user, matching: MatchOptions(), now: Self.now)
+        #expect(aligned == nil, "a path segment was aligned")
+        // A MongoDB ObjectId under userId is a resource, not a nonce; the same hex under requestId is one.
+        let byUser = Self.recording(Self.search(#"{"userId": "507f1f77bcf86cd799439011"}"#), answer: "ada")
+        #expect(Self.play(Self.search(#"{"userId": "507f191e810c19729de860ea"}"#), in: [byUser]) == nil)
+        let byRequest = Self.recording(Self.search(#"{"requestId": "507f1f77bcf86cd799439011"}"#), answer: "ok")
+        #expect(Self.play(Self.search(#"{"requestId": "507f191e810c19729de860ea"}"#), in: [byRequest])?.position == 0)
     }
 
     @Test("volatile request places match whatever their values, even with --strict-values; a form body too")
@@ -106,6 +114,37 @@ struct ShapeMatchingTests {
         let found = try #require(Self.play(live, in: recorded, matching: strict))
         #expect(Set(found.places) == ["query seq (marked volatile)", "body /token (marked volatile)"])
         #expect(Self.play(Self.search("q=x&page=2&token=zzz", query: "?seq=8", headers: form), in: recorded) == nil)
+    }
+
+    @Test("a poll with a new timestamp each time plays all of its recordings in order, past the first 64")
+    func longPoll() {
+        let base = ISOTime.parse(Self.recordedAt)!.seconds
+        let recorded = (0..<70).map { step in
+            Self.recording(HTTP.Request(method: .get, target: "/poll?t=\(base + Int64(step))"), answer: "\(step)")
+        }
+        var index = InteractionIndex()
+        for (position, interaction) in recorded.enumerated() { index.insert(interaction, at: position) }
+        var played: [Int] = []
+        for step in 0..<71 {
+            let live = HTTP.Request(method: .get, target: "/poll?t=\(Self.now + Int64(step))")
+            played.append(index.playAligned(live, interactions: recorded, now: Self.now)?.position ?? -1)
+        }
+        #expect(played == Array(0..<70) + [69])
+    }
+
+    @Test("a 304 recorded for a date answers a revalidation with the moved date, not one with an ETag")
+    func movedValidators() {
+        let recorded = [
+            Interaction(
+                request: HTTP.Request(
+                    method: .get, target: "/doc", headers: ["If-Modified-Since": "Sun, 01 Nov 2026 10:00:00 GMT"]),
+                response: HTTP.Response(status: 304), recordedAt: Self.recordedAt, durationMilliseconds: 1)
+        ]
+        let moved = HTTP.Request(
+            method: .get, target: "/doc", headers: ["If-Modified-Since": "Tue, 01 Dec 2026 10:00:00 GMT"])
+        #expect(Self.play(moved, in: recorded)?.position == 0)
+        let etag = HTTP.Request(method: .get, target: "/doc", headers: ["If-None-Match": "\"x\""])
+        #expect(Self.play(etag, in: recorded) == nil)
     }
 
     @Test("the miss report leaves out what matches by shape: only /q is named")
