@@ -161,7 +161,9 @@ package final class SessionRegistry: Sendable {
         }
         let path: String
         do {
-            path = try resolve(request.cassette, creatingFolders: request.mode.records)
+            // A session that records makes the folders of its cassette; one that does not needs none of them.
+            path = try resolve(
+                request.cassette, creatingFolders: request.mode.records, allowingMissing: !request.mode.records)
         } catch {
             return .error(error.message, status: 400)
         }
@@ -247,13 +249,16 @@ package final class SessionRegistry: Sendable {
         if let recovery = try CassetteSession.recover(path, matching: request.matching) {
             logger.notice("\(recovery.summary)")
         }
+        // A replaying session on a cassette that does not exist opens on none: its requests miss, and its
+        // summary says why.
+        let missing = !mode.records && !FileManager.default.fileExists(atPath: path)
         let session = try CassetteSession.opened(
             at: path, mode: mode, redactor: redactor, matching: request.matching, repeatPolicy: repeatPolicy,
-            logger: logger)
+            logger: logger, allowingMissing: missing)
         if mode.records { try session.startAutosave() }
         return TestSession(
             id: Self.newID(), name: request.cassette, mode: mode, strict: request.strict, cassette: session,
-            store: store)
+            store: store, missingFile: missing)
     }
 
     /// Ends session `id` as `DELETE /__kakapo/sessions/{id}` asks: saves what it recorded and answers its
@@ -323,8 +328,9 @@ package final class SessionRegistry: Sendable {
     }
 
     /// Where `name` lives inside the session directory, with every folder on the way resolved (and made,
-    /// when `creatingFolders`); throws when it would leave the directory.
-    func resolve(_ name: String, creatingFolders: Bool) throws(ProxyError) -> String {
+    /// when `creatingFolders`; taken as written from the first missing one when `allowingMissing`, for a
+    /// session that writes nothing); throws when it would leave the directory.
+    func resolve(_ name: String, creatingFolders: Bool, allowingMissing: Bool = false) throws(ProxyError) -> String {
         func leaves(_ why: String) -> ProxyError {
             ProxyError(code: .configuration, message: "\"cassette\": \(name) \(why)")
         }
@@ -336,10 +342,15 @@ package final class SessionRegistry: Sendable {
             throw ProxyError(code: .configuration, message: "\"cassette\": \(name): \(problem)")
         }
         var folder = root
-        for component in components.dropLast() where component != "." {
+        let folders = components.dropLast().filter { $0 != "." }
+        for (index, component) in folders.enumerated() {
             let next = folder + "/" + component
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: next, isDirectory: &isDirectory) {
+                if allowingMissing && !creatingFolders {
+                    // Nothing below a missing folder exists: no link to follow out of the directory.
+                    return ([next] + folders.dropFirst(index + 1) + [file]).joined(separator: "/")
+                }
                 guard creatingFolders else { throw leaves("is in a folder that does not exist") }
                 if mkdir(next, 0o755) != 0 && errno != EEXIST {
                     throw leaves("cannot be made: mkdir \(next): \(String(cString: strerror(errno)))")

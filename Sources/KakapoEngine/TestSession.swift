@@ -36,11 +36,15 @@ final class TestSession: Sendable {
         var nextStream = 0
     }
 
+    /// The session replays a cassette that does not exist (its requests miss; the summary says so).
+    let missingFile: Bool
+
     init(
         id: String, name: String, mode: ProxyMode, strict: Bool, cassette: CassetteSession,
-        store: StoreResources? = nil
+        store: StoreResources? = nil, missingFile: Bool = false
     ) {
         self.store = store
+        self.missingFile = missingFile
         self.id = id
         self.name = name
         self.mode = mode
@@ -157,6 +161,9 @@ final class TestSession: Sendable {
             "misses": .array(misses), "unused": .array(unused),
         ]
         if missCount > misses.count { body["missCount"] = .number(JSONNumber(missCount)) }
+        if missingFile, mode != .passthrough {
+            body["warning"] = .string("the cassette \(name) does not exist: every request missed")
+        }
         if let saveError { body["saveError"] = .string(saveError) }
         return .object(body)
     }

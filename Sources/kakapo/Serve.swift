@@ -67,8 +67,11 @@ struct Serve: AsyncParsableCommand {
         {
             throw ValidationError("give --cassette FILE, --routes FILE, --cassette-dir DIR or several")
         }
-        if mode == .none && upstream != nil {
-            throw ValidationError("--upstream has no effect with --mode none; leave one of them out")
+        // With --cassette-dir, sessions may record through the upstream while the server's own mode does not.
+        if mode == .none && upstream != nil && common.cassetteDir == nil {
+            throw ValidationError(
+                "--upstream has no effect with --mode none (without --cassette-dir, whose sessions may record); leave one of them out"
+            )
         }
     }
 

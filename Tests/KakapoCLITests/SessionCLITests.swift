@@ -106,6 +106,49 @@ struct SessionCLITests {
     }
 
     @Test(
+        "serve --mode none --upstream --cassette-dir is accepted: a session records into folders it makes, a none session on a missing file opens and says so, a passthrough session needs no folder"
+    )
+    func sessionsWithoutSurprises() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let upstream = try await TestUpstream.start { request in
+            .response(HTTP.Response(status: 200, contentType: "text/plain", text: "live " + request.path))
+        }
+        defer { Task { await upstream.stop() } }
+        let kakapo = try KakapoProcess([
+            "serve", "--mode", "none", "--upstream", upstream.baseURL, "--cassette-dir", directory, "--port", "0",
+        ])
+        let port = try await kakapo.waitUntilListening()
+        func get(_ path: String, session: String?) async throws -> (status: Int32, body: String, source: String?) {
+            try await Self.curl(
+                (session.map { ["-H", "X-Kakapo-Session: \($0)"] } ?? []) + ["http://127.0.0.1:\(port)" + path])
+        }
+        // The server's own mode is none: a request of no session misses.
+        #expect(try await get("/a", session: nil).source == "miss")
+
+        let recording = try await Self.open(port, #"{"cassette": "team/api/users.json", "mode": "new"}"#)
+        let recordingID = try #require(recording["id"] as? String, "\(recording)")
+        let recorded = try await get("/a", session: recordingID)
+        #expect(recorded.body == "live /a" && recorded.source == "upstream", "\(recorded)")
+        _ = try await Self.curl(["-X", "DELETE", "http://127.0.0.1:\(port)/__kakapo/sessions/\(recordingID)"])
+        #expect(try CassetteFile.load(directory + "/team/api/users.json").interactions.count == 1)
+
+        let replaying = try await Self.open(port, #"{"cassette": "nowhere/missing.json", "mode": "none"}"#)
+        let replayingID = try #require(replaying["id"] as? String, "\(replaying)")
+        #expect(try await get("/a", session: replayingID).source == "miss")
+        let summary = try await Self.curl([
+            "-X", "DELETE", "http://127.0.0.1:\(port)/__kakapo/sessions/\(replayingID)",
+        ])
+        #expect(summary.body.contains("the cassette nowhere/missing.json does not exist"), "\(summary.body)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/nowhere"), "a replaying session made a folder")
+
+        let passing = try await Self.open(port, #"{"cassette": "elsewhere/none.json", "mode": "passthrough"}"#)
+        let passingID = try #require(passing["id"] as? String, "\(passing)")
+        #expect(try await get("/b", session: passingID).body == "live /b")
+        kakapo.send(SIGINT)
+        #expect(try await kakapo.waitForExit() == 0)
+    }
+
+    @Test(
         "recording sessions are bounded by the descriptors the process may open: with ulimit -n 300, the ninth gets 503 naming the bound, replay sessions and forwarding go on, and ending one frees a place"
     )
     func recordingSessionsBoundedByDescriptors() async throws {
