@@ -513,6 +513,16 @@ public final class CassetteSession: @unchecked Sendable {
         }
     }
 
+    /// The journal beside the cassette at `path`, if one is there: its file, how many recordings it holds
+    /// that are not in the cassette yet (left by a recording that did not end: a crash, `kill -9`, or one
+    /// still running), and how many of its entries cannot be read. Reads only (`kakapo cassette lint`).
+    public static func journal(of path: String) throws(CassetteError) -> (
+        file: String, interactions: Int, unreadable: Int
+    )? {
+        guard let leftover = try CassetteJournal.leftover(of: path) else { return nil }
+        return (CassetteJournal.path(for: path), leftover.entries.count, leftover.unreadable)
+    }
+
     /// Folds the journal a recording left beside the cassette at `path` (after a crash or `kill -9`) into
     /// the cassette and removes it, with the temporary files the killed process left; nil when there is
     /// none, or a live recording holds it.

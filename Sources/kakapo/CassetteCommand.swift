@@ -32,6 +32,23 @@ struct CassetteCommand: ParsableCommand {
             guard !files.isEmpty else { throw ValidationError("name at least one cassette FILE") }
         }
 
+        /// Says so when a journal beside `file` holds recordings not in it yet (a recording or session that
+        /// was killed, or one still running): the next run on the file folds them in.
+        static func reportJournal(of file: String) {
+            do {
+                guard let journal = try CassetteSession.journal(of: file), journal.interactions + journal.unreadable > 0
+                else { return }
+                let count = journal.interactions
+                print(
+                    "\(file): \(journal.file) holds \(count) interaction\(count == 1 ? "" : "s") not in the file yet"
+                        + (journal.unreadable > 0 ? " (and \(journal.unreadable) unreadable)" : "")
+                        + ", left by a recording that did not end (killed, or still running): the next record, replay or session on the file folds them in"
+                )
+            } catch {
+                standardError("\(error)")
+            }
+        }
+
         func run() throws {
             var invalid = false
             var credentials = 0
@@ -69,6 +86,7 @@ struct CassetteCommand: ParsableCommand {
                     summary += "; \(unread.count) bod\(unread.count == 1 ? "y" : "ies") not inspected"
                 }
                 print("\(file): \(cassette.interactions.count) interactions, \(summary)")
+                Self.reportJournal(of: file)
             }
             if invalid { throw ExitCode(ExitStatus.invalidInput) }
             if credentials > 0 { throw ExitCode(1) }

@@ -148,6 +148,25 @@ struct SessionCLITests {
         #expect(try await kakapo.waitForExit() == 0)
     }
 
+    @Test("cassette lint says when a journal left by a killed recording holds interactions not in the file yet")
+    func lintSeesJournal() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/killed.json"
+        try #"{"version": 1, "interactions": []}"#.write(toFile: cassette, atomically: true, encoding: .utf8)
+        let clean = try await KakapoProcess.run(["cassette", "lint", cassette])
+        #expect(clean.status == 0 && !clean.output.contains("journal"), "\(clean.output)")
+        // Two entries as a recording writes them, and a third cut short by the kill (not counted).
+        let entry =
+            #"{"replace": false, "interaction": {"request": {"method": "GET", "url": "/a"}, "response": {"status": 200}}}"#
+        let journal = "\u{1E}\(entry)\n\u{1E}\(entry)\n\u{1E}{\"replace\": fal"
+        try journal.write(toFile: cassette + ".journal", atomically: true, encoding: .utf8)
+        let lint = try await KakapoProcess.run(["cassette", "lint", cassette])
+        #expect(lint.status == 0, "\(lint.error)")
+        #expect(
+            lint.output.contains("killed.json.journal holds 2 interactions not in the file yet, left by a recording"),
+            "\(lint.output)")
+    }
+
     @Test(
         "recording sessions are bounded by the descriptors the process may open: with ulimit -n 300, the ninth gets 503 naming the bound, replay sessions and forwarding go on, and ending one frees a place"
     )
