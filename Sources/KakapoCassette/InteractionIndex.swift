@@ -206,7 +206,7 @@ public struct InteractionIndex: Sendable {
     ) -> [Int: [String]] {
         guard matching.matchesByShape || hasVolatileRequests else { return [:] }
         guard let positions = byPath[RequestKey.loose(request)] else { return [:] }
-        let unplayed = positions.filter { !($0 < used.count && used[$0]) }
+        let unplayed = positions.filter { !wasPlayed($0) }
         let window =
             unplayed.isEmpty ? Array(positions.suffix(Self.alignedLimit)) : Array(unplayed.prefix(Self.alignedLimit))
         var found: [Int: [String]] = [:]
@@ -229,19 +229,26 @@ public struct InteractionIndex: Sendable {
         let sorted = found.keys.sorted()
         guard let last = sorted.last else { return nil }
         let chosen: Int
-        if let first = sorted.first(where: { !($0 < used.count && used[$0]) }) {
+        if let first = sorted.first(where: { !wasPlayed($0) }) {
             chosen = first
         } else if repeatPolicy == .repeatLast {
             chosen = last
         } else {
             return nil
         }
-        if chosen >= used.count {
-            uses += repeatElement(0, count: chosen + 1 - uses.count)
-            used += repeatElement(false, count: chosen + 1 - used.count)
-        }
+        grow(to: chosen + 1)
         used[chosen] = true
         return (chosen, found[chosen] ?? [])
+    }
+
+    /// Whether the recording at `position` was played.
+    private func wasPlayed(_ position: Int) -> Bool { position < used.count && used[position] }
+
+    /// Grows the playback arrays to `count` positions (they grow only to the positions plays touch).
+    private mutating func grow(to count: Int) {
+        guard count > uses.count else { return }
+        uses += repeatElement(0, count: count - uses.count)
+        used += repeatElement(false, count: count - used.count)
     }
 
     /// The recording that `matches` (one request's candidates, in cassette order) give now, marked used, or
@@ -256,12 +263,7 @@ public struct InteractionIndex: Sendable {
         } else {
             chosen = repeatPolicy == .repeatLast ? matches[matches.count - 1] : nil
         }
-        // Grown to the positions this play touches.
-        let needed = max(first, chosen ?? first) + 1
-        if needed > uses.count {
-            uses += repeatElement(0, count: needed - uses.count)
-            used += repeatElement(false, count: needed - used.count)
-        }
+        grow(to: max(first, chosen ?? first) + 1)
         if advancing, count < Int(UInt32.max) { uses[first] += 1 }
         guard let chosen else { return nil }
         used[chosen] = true

@@ -39,12 +39,7 @@ public struct MissReport: Sendable {
         self.method = request.method.rawValue
         self.url = redactor.redactedURL(of: request)
         self.label = RequestLabel.of(request)
-        let outside = GraphQLRequest(outsideJSONBody: request)
-        let key = RequestKey(
-            request, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
-        let body =
-            matching.matchBody
-            ? ComparableBody(request, outside: outside, redactor: redactor, matching: matching) : .empty
+        let (key, body) = Self.keyAndBody(of: request, redactor: redactor, matching: matching)
         let operationName = Self.operationName(of: body)
         // A full score is never below the first look's, so the closest recordings are among the best of it.
         var shortlist: [(score: Int, position: Int)] = []
@@ -69,12 +64,7 @@ public struct MissReport: Sendable {
             var (live, liveKey, liveBody) = (request, key, body)
             if let aligned = RequestAlignment.align(aligning, to: interaction, matching: matching, now: now) {
                 live = aligned.request
-                let outside = GraphQLRequest(outsideJSONBody: live)
-                liveKey = RequestKey(
-                    live, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
-                liveBody =
-                    matching.matchBody
-                    ? ComparableBody(live, outside: outside, redactor: redactor, matching: matching) : .empty
+                (liveKey, liveBody) = Self.keyAndBody(of: live, redactor: redactor, matching: matching)
             }
             let (score, differences, fields) = Self.compare(
                 interaction.request, with: live, key: liveKey, body: liveBody, redactor: redactor,
@@ -89,6 +79,19 @@ public struct MissReport: Sendable {
                 position: entry.position, method: recorded.method.rawValue, url: redactor.redactedURL(of: recorded),
                 differences: entry.differences, fields: entry.fields)
         }
+    }
+
+    /// What `request` is compared by: its key and its comparable body (empty when bodies are not compared).
+    static func keyAndBody(of request: HTTP.Request, redactor: Redactor, matching: MatchOptions) -> (
+        RequestKey, ComparableBody
+    ) {
+        let outside = GraphQLRequest(outsideJSONBody: request)
+        let key = RequestKey(
+            request, redactor: redactor, matching: matching, alsoSecret: [], graphQLInParameters: outside != nil)
+        let body =
+            matching.matchBody
+            ? ComparableBody(request, outside: outside, redactor: redactor, matching: matching) : .empty
+        return (key, body)
     }
 
     /// What a recording of another GraphQL operation adds to the score: as much as another method, so the

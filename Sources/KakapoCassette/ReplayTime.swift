@@ -33,11 +33,11 @@ public struct ReplayTime: Sendable, Hashable {
         guard !keepsTime else { return nil }
         // One pass finds the fields to move; most answers have only `Date`, or nothing.
         var dateIndex: Int?
-        var moving: [Int] = []
+        var moving: [(index: Int, kind: Kind)] = []
         for (index, field) in headers.fields.enumerated() {
             switch Self.kind(of: field.name) {
             case .date?: if dateIndex == nil { dateIndex = index }
-            case .some: moving.append(index)
+            case let kind?: moving.append((index, kind))
             case nil: break
             }
         }
@@ -50,9 +50,9 @@ public struct ReplayTime: Sendable, Hashable {
         let delta = now - reference
         var fields = headers.fields
         if let dateIndex { fields[dateIndex].value = HTTPDate.format(now) }
-        for index in moving {
+        for (index, kind) in moving {
             let field = fields[index]
-            if Self.kind(of: field.name) == .cookie {
+            if kind == .cookie {
                 fields[index].value = Self.movingCookieExpiry(field.value, by: delta)
             } else if let date = HTTPDate.parse(field.value) {
                 // `Retry-After: 120` and `Expires: 0` are no dates: left as they are.

@@ -8,7 +8,7 @@ import KakapoJSON
 /// recording; the rest of the request stays as it came, so it then matches as any request does. Never path
 /// segments (resource ids), nor the body fields named by `--match-body-field`; shapes only unless
 /// `--strict-values`.
-enum RequestAlignment {
+package enum RequestAlignment {
     /// Request headers that carry a nonce or a time of sending, aligned when they are matched (`--match-header`).
     static let nonceHeaders: Set<String> = [
         "idempotency-key", "x-idempotency-key", "x-request-id", "x-correlation-id", "x-amz-date", "x-date",
@@ -44,7 +44,8 @@ enum RequestAlignment {
         }
     }
 
-    static func isForm(_ request: HTTP.Request) -> Bool {
+    /// Whether `request` carries an `application/x-www-form-urlencoded` body.
+    package static func isForm(_ request: HTTP.Request) -> Bool {
         request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
     }
 

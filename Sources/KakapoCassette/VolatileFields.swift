@@ -62,16 +62,14 @@ public struct VolatileFields: Hashable, Sendable {
     func requestQuery(_ name: String) -> Bool { request.contains(.query(name)) }
 
     /// Whether `pointer` in the request's body is volatile, or lies under a volatile place.
-    func requestBody(_ pointer: [String]) -> Bool {
-        request.contains { place in
-            guard case .body(let volatile) = place else { return false }
-            return pointer.starts(with: volatile.components)
-        }
-    }
+    func requestBody(_ pointer: [String]) -> Bool { Self.holds(pointer, in: request) }
 
     /// Whether `pointer` in the response's body is volatile, or lies under a volatile place.
-    public func responseBody(_ pointer: [String]) -> Bool {
-        response.contains { place in
+    public func responseBody(_ pointer: [String]) -> Bool { Self.holds(pointer, in: response) }
+
+    /// Whether `pointer` is one of the body places of `places`, or lies under one.
+    private static func holds(_ pointer: [String], in places: [Place]) -> Bool {
+        places.contains { place in
             guard case .body(let volatile) = place else { return false }
             return pointer.starts(with: volatile.components)
         }

@@ -36,7 +36,7 @@ public final class RequestPipeline: Sendable {
     /// Stale recordings replayed so far (positions), for the summary.
     let staleReplays = Mutex<Set<Int>>([])
     /// The server cassette's recordings with their times moved to now, once a second each (`ReplayTime`).
-    let movedReplies = MovedReplies()
+    let movedReplies = ReplayCache<(headers: HTTP.Headers, body: [UInt8]?)?>()
     /// The ports Kakapo listens on once started: the proxy's, and the admin listener's (nil when none).
     package let listeners = Mutex<(proxy: Int?, admin: Int?)>((nil, nil))
     /// The folder that file names in routes added through the admin API are relative to.

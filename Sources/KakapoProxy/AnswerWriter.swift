@@ -72,7 +72,7 @@ final class AnswerWriter {
             isHead
             ? PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source, for: .HEAD)
             : answer.replay.map { position in
-                replies.prepared(position, second: answer.replaySecond) {
+                replies.value(position, second: answer.replaySecond) {
                     PreparedResponse(status: status, headers: fields, body: bytes, source: answer.source)
                 }
             }

@@ -94,8 +94,7 @@ public struct VolatileLearner: Sendable {
             else { continue }
             places.append(.query(item.name.removingPercentEncodingLeniently()))
         }
-        let type = request.headers["Content-Type"]?.lowercased() ?? ""
-        if type.hasPrefix("application/x-www-form-urlencoded") {
+        if RequestAlignment.isForm(request) {
             for item in QueryItem.parse(String(decoding: request.body, as: UTF8.self)) {
                 guard let value = item.value?.removingPercentEncodingLeniently(),
                     ValueShape.of(value, sentAt: sentAt) != nil

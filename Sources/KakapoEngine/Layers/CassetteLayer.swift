@@ -114,7 +114,7 @@ enum CassetteLayer: PipelineLayer {
 
     /// Moves the recorded times of `answer` to now (`ReplayTime`): its head, and its body when it is whole.
     /// An answer kept prepared by position is then kept for this second only (`Answer.replaySecond`), and
-    /// its times are moved once a second (`MovedReplies`).
+    /// its times are moved once a second (`RequestPipeline.movedReplies`).
     static func movingTime(_ answer: inout Answer, recorded interaction: Interaction, in pipeline: RequestPipeline) {
         let time = pipeline.configuration.replayTime
         guard case .response(let status, let headers, let body) = answer.outcome, time.mayMove(headers) else {
@@ -123,11 +123,11 @@ enum CassetteLayer: PipelineLayer {
         let now = WallClock.seconds
         var bytes: [UInt8]?
         if case .bytes(let whole) = body { bytes = whole }
-        func move() -> MovedReplies.Moved? {
+        func move() -> (headers: HTTP.Headers, body: [UInt8]?)? {
             time.moved(headers: headers, body: bytes, recordedAt: interaction.recordedAt, now: now)
         }
         // A replay as recorded (`answer.replay`) is the same for every request of a second.
-        guard let moved = answer.replay.map({ pipeline.movedReplies.moved($0, second: now, make: move) }) ?? move()
+        guard let moved = answer.replay.map({ pipeline.movedReplies.value($0, second: now, make: move) }) ?? move()
         else { return }
         answer.outcome = .response(status: status, headers: moved.headers, body: moved.body.map { .bytes($0) } ?? body)
         answer.replaySecond = now

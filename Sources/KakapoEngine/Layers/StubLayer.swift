@@ -8,7 +8,6 @@ enum StubLayer: PipelineLayer {
         else { return .pass }
         if let problem = answer.problem {
             // The client gets a 500 saying why; the person running Kakapo sees it here.
-            let request = exchange.request
             pipeline.logger.warning(
                 "route \(answer.route) could not answer \(request.method) \(request.path): \(problem)")
         }
