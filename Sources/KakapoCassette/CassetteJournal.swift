@@ -26,32 +26,25 @@ package final class CassetteJournal {
     }
 
     package let path: String
+    /// The cassette's lock, which is taken on this file: a copy that replaces it is handed to it first.
+    private let lock: CassetteLock
     private var descriptor: Int32
     /// The permissions of the cassette, which the journal and its copies are created with.
     private let mode: mode_t?
     /// Bytes written since the journal was last emptied.
     private(set) var size = 0
 
-    /// Opens (creating it) the journal of the cassette at `cassettePath`; the caller holds the cassette's
-    /// lock.
-    package init(cassettePath: String) throws(CassetteError) {
+    /// Opens the journal of the cassette at `cassettePath`, which `lock` (the cassette's lock, taken on
+    /// the journal) made.
+    package init(cassettePath: String, lock: CassetteLock) throws(CassetteError) {
         path = Self.path(for: cassettePath)
+        self.lock = lock
         mode = CassetteFile.permissions(of: CassetteFile.resolvingLinks(cassettePath))
-        var opened = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
-        if opened >= 0 && lseek(opened, 0, SEEK_END) == 0 {
-            // An empty one left behind is made again, with the cassette's permissions.
-            close(opened)
-            opened = -1
-            errno = ENOENT
-        }
-        if opened < 0 && errno == ENOENT {
-            opened = try CassetteFile.createExclusively(path, mode: mode, access: O_RDWR | O_APPEND, file: cassettePath)
-        }
-        guard opened >= 0 else {
+        descriptor = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
             throw CassetteError(
                 code: .notWritable, file: cassettePath, message: "cannot open \(path): \(CassetteFile.lastError())")
         }
-        descriptor = opened
         size = Int(lseek(descriptor, 0, SEEK_END))
     }
 
@@ -121,11 +114,13 @@ package final class CassetteJournal {
         } else {
             copy = try newCopy(from: folded, to: size)
         }
-        guard rename(copy.path, path) == 0 else {
+        // Locked before it takes the journal's name, so that name never points at an unlocked file.
+        guard flock(copy.descriptor, LOCK_EX | LOCK_NB) == 0, rename(copy.path, path) == 0 else {
             let reason = CassetteFile.lastError()
             abandon(copy)
             throw CassetteError(code: .notWritable, file: path, message: "cannot replace: \(reason)")
         }
+        lock.adopt(copy.descriptor)
         close(descriptor)
         descriptor = copy.descriptor
         size -= folded

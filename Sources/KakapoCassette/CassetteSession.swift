@@ -314,7 +314,7 @@ public final class CassetteSession: @unchecked Sendable {
                             "a recording that ended after this one started left \(journalPath): start again to fold it in first"
                     )
                 }
-                journal = try CassetteJournal(cassettePath: path)
+                journal = try CassetteJournal(cassettePath: path, lock: lock)
             } catch {
                 lock.release()
                 throw error

@@ -229,7 +229,9 @@ struct CLITests {
         for target in answered { #expect(list.output.contains(target)) }
     }
 
-    @Test("a recording killed before its first save is recovered by the next start; two recorders cannot share a file")
+    @Test(
+        "a recording killed before its first save is recovered by the next start and leaves no lock file; two recorders cannot share a file"
+    )
     func recoveryAtStart() async throws {
         let upstream = try await Self.upstream()
         let cassette = try Fixtures.temporaryDirectory() + "/first.json"
@@ -246,6 +248,10 @@ struct CLITests {
         first.send(SIGKILL)
         _ = try await first.waitForExit()
         client.shutdown()
+        // The kill leaves the journal (what was not saved yet) and no lock file: the lock is taken on the journal.
+        let left = try FileManager.default.contentsOfDirectory(
+            atPath: URL(fileURLWithPath: cassette).deletingLastPathComponent().path)
+        #expect(left.sorted() == ["first.json.journal"], "\(left)")
         // A cut-off entry at the end (the kill came mid-write) is ignored.
         let journal = try FileHandle(forWritingTo: URL(fileURLWithPath: cassette + ".journal"))
         try journal.seekToEnd()

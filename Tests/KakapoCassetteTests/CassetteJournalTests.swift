@@ -10,11 +10,16 @@ struct CassetteJournalTests {
         Array(try Data(contentsOf: URL(fileURLWithPath: journal.path)))
     }
 
+    /// The journal of a new cassette at `path`, with the cassette's lock (taken on the journal) held.
+    static func opened(_ path: String) throws -> CassetteJournal {
+        try CassetteJournal(cassettePath: path, lock: try CassetteLock.acquire(for: path, purpose: .recording))
+    }
+
     @Test(
         "dropping folded entries in two steps keeps the entries appended before and during the copy, in order"
     )
     func discardKeepsLaterEntries() throws {
-        let journal = try CassetteJournal(cassettePath: try temporaryPath())
+        let journal = try Self.opened(try temporaryPath())
         let (first, second, third) = (Array("first\n".utf8), Array("second\n".utf8), Array("third\n".utf8))
         try journal.append(first)
         try journal.append(second)
@@ -31,9 +36,23 @@ struct CassetteJournalTests {
         #expect(!FileManager.default.fileExists(atPath: prepared!.path), "the copy became the journal")
     }
 
+    @Test("the copy that replaces the journal is locked: no other writer takes the cassette after a discard")
+    func replacedJournalStaysLocked() throws {
+        let path = try temporaryPath()
+        let journal = try Self.opened(path)
+        try journal.append(Array("first\n".utf8))
+        try journal.append(Array("second\n".utf8))
+        let prepared = try journal.prepareDiscard(upTo: 6, end: 13)
+        try journal.finishDiscard(upTo: 6, prepared: prepared)
+        #expect(try Self.contents(journal) == Array("second\n".utf8))
+        #expect(throws: CassetteError.self) { try CassetteLock.acquire(for: path, purpose: .writing) }
+        // And no file is kept for the lock alone.
+        #expect(!FileManager.default.fileExists(atPath: path + ".lock"))
+    }
+
     @Test("with nothing left at the fold's start, entries appended during it are kept; with none, it empties")
     func discardWithoutPreparedCopy() throws {
-        let journal = try CassetteJournal(cassettePath: try temporaryPath())
+        let journal = try Self.opened(try temporaryPath())
         let (first, second) = (Array("first\n".utf8), Array("second\n".utf8))
         try journal.append(first)
         #expect(try journal.prepareDiscard(upTo: first.count, end: first.count) == nil)
@@ -47,7 +66,7 @@ struct CassetteJournalTests {
 
     @Test("an abandoned copy is removed and the journal is left as it was")
     func abandonedCopy() throws {
-        let journal = try CassetteJournal(cassettePath: try temporaryPath())
+        let journal = try Self.opened(try temporaryPath())
         let entries = Array("first\nsecond\n".utf8)
         try journal.append(entries)
         let prepared = try #require(try journal.prepareDiscard(upTo: 6, end: entries.count))
