@@ -1,4 +1,4 @@
-"""The peers of tools/bench-websocket, on Python's websockets (tools/setup.sh's venv).
+"""The peers of tools/bench-websocket, on Python's websockets (the venv of tools/setup.sh --tests).
 
   server             a WebSocket server on a free port: prints `websocket listening on http://127.0.0.1:PORT`
                      and answers every message with one of about 100 bytes of JSON.

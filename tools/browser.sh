@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real browsers of the inspector's browser tests (Tests/KakapoCLITests/InspectorBrowserTests.swift and
 # InspectorFirefoxTests.swift): Debian's chromium and chromium-driver, firefox-esr, and selenium in the test
-# venv (.build/python-venv, made by tools/setup.sh; it brings websocket-client, which the Firefox test uses). Selenium is always handed /usr/bin/chromedriver, so it never downloads a driver.
+# venv (.build/python-venv, made by tools/setup.sh --tests; it brings websocket-client, which the Firefox test uses). Selenium is always handed /usr/bin/chromedriver, so it never downloads a driver.
 #
 #   tools/browser.sh install   installs what is missing (apt-get for the browser and its driver, pip for
 #                              selenium into the venv) and prints the path of chromedriver
@@ -39,7 +39,7 @@ install)
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver firefox-esr >/dev/null
     fi
     if [ ! -x "$venv/bin/python" ]; then
-        # tools/setup.sh makes the venv (with the packages of the other Python tests); make a bare one
+        # tools/setup.sh --tests makes the venv (with the packages of the other Python tests); make a bare one
         # when this script runs first, which setup.sh fills later.
         python3 -m venv "$venv"
     fi

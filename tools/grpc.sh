@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gRPC peer of the gRPC tests (Tests/KakapoGRPCTests): grpcio and grpcio-tools from PyPI, pinned, in the
-# test venv (.build/python-venv, made by tools/setup.sh). The tests write the Python stubs and a descriptor
+# test venv (.build/python-venv, made by tools/setup.sh --tests). The tests write the Python stubs and a descriptor
 # set for Tests/KakapoGRPCTests/Fixtures/demo.proto with `python -m grpc_tools.protoc` into a temporary folder.
 #
 #   tools/grpc.sh install   installs them when missing (idempotent) and prints the venv's python

@@ -2,7 +2,7 @@
 # The HTTP/2 upstream the upstream-over-HTTP/2 tests run (Tests/KakapoHTTP2Tests/UpstreamHTTP2Tests.swift):
 # a small Python server on the `h2` library (pure Python), cleartext with prior knowledge or TLS with ALPN.
 #
-#   tools/h2upstream.sh install   installs h2 (pinned) into .build/python-venv, which tools/setup.sh makes
+#   tools/h2upstream.sh install   installs h2 (pinned) into .build/python-venv, which tools/setup.sh --tests makes
 #   tools/h2upstream.sh check     exit 0 when the venv can import it
 #
 # Idempotent: a venv that already has this version is left alone.
@@ -19,7 +19,7 @@ has_it() {
 case "$command" in
 install)
     if ! has_it; then
-        [ -x "$python" ] || { echo "tools/h2upstream.sh: no venv at .build/python-venv: run tools/setup.sh first" >&2; exit 1; }
+        [ -x "$python" ] || { echo "tools/h2upstream.sh: no venv at .build/python-venv: run tools/setup.sh --tests first" >&2; exit 1; }
         echo "tools/h2upstream.sh: installing h2==$version into .build/python-venv" >&2
         "$root/.build/python-venv/bin/pip" install -q "h2==$version"
     fi

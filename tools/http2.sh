@@ -33,7 +33,7 @@ install)
     fi
     curl_speaks_http2 || { echo "tools/http2.sh: this curl has no HTTP/2 (curl -V lists no HTTP2)" >&2; exit 1; }
     if ! has_h2; then
-        [ -x "$python" ] || { echo "tools/http2.sh: no venv at .build/python-venv: run tools/setup.sh first" >&2; exit 1; }
+        [ -x "$python" ] || { echo "tools/http2.sh: no venv at .build/python-venv: run tools/setup.sh --tests first" >&2; exit 1; }
         echo "tools/http2.sh: installing h2==$version into .build/python-venv" >&2
         "$root/.build/python-venv/bin/pip" install -q "h2==$version"
     fi

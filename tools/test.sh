@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Runs everything CI checks: installs what is missing, builds with no warnings in Kakapo's own code,
-# checks formatting, and runs the whole test suite.
+# Runs everything CI checks: installs what is missing, builds once with no warnings in Kakapo's own code,
+# checks formatting, and runs the whole test suite on that build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+
+# What the tests use, installed only when missing (and said when it is): from the system's packages
+# (apt-get; sudo when not root) libcurl, zlib, brotli and zstd with headers, pkg-config and curl; nodejs;
+# chromium, chromium-driver and firefox-esr; tinyproxy; postgresql; python3-venv. From PyPI, into
+# .build/python-venv: pytest, pytest-xdist, requests, httpx, mcp, websockets, brotli, zstandard, selenium,
+# h2, grpcio and grpcio-tools.
+echo "tools/test.sh: installs what the tests use when it is missing: libcurl, zlib, brotli and zstd headers, pkg-config, curl, nodejs, chromium, chromium-driver, firefox-esr, tinyproxy and postgresql (apt-get), and the Python packages of the tests into .build/python-venv (PyPI)" >&2
+tools/setup.sh --tests
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# One build of everything, tests included; `swift test --skip-build` below runs on it.
 swift build --build-tests 2>&1 | tee "$log"
 if grep -E "^$PWD/(Sources|Tests|tools|Examples)/.*: warning:" "$log" >/dev/null; then
     echo "tools/test.sh: the build has warnings in Kakapo's own code (see above)" >&2
@@ -59,7 +67,7 @@ tools/grpc.sh install >/dev/null
 # test started at once a 2-core machine starved some of them for seconds (timing checks that guard against
 # hangs failed). Measured on 2 cores: unbounded 59 s, 12 at a time 59 s, 8 61 s, 6 65 s.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
-swift test 2>&1 | tee "$log"
+swift test --skip-build 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 if ! grep -q 'Suite "Shared Store (PostgreSQL)" passed' "$log"; then

@@ -152,7 +152,7 @@ struct JSONRPCTests {
         #expect(try await replayer.waitForExit() == 0)
     }
 
-    /// The venv `tools/setup.sh` makes, when it has the MCP Python SDK. Under CI (`CI=true`, where
+    /// The venv `tools/setup.sh --tests` makes, when it has the MCP Python SDK. Under CI (`CI=true`, where
     /// tools/setup.sh installs it) the test always runs, so a missing install fails instead of skipping.
     static let python = CLITests.packageRoot + "/.build/python-venv/bin/python"
     static let hasMCP =
@@ -190,7 +190,7 @@ struct JSONRPCTests {
 
     @Test(
         "a real MCP session (Python SDK server and client) recorded, then replayed to a fresh client with the server stopped",
-        .enabled(if: hasMCP, "the venv of tools/setup.sh has no mcp package"), .timeLimit(.minutes(1)))
+        .enabled(if: hasMCP, "the venv of tools/setup.sh --tests has no mcp package"), .timeLimit(.minutes(1)))
     func mcpSession() async throws {
         let cassette = try Fixtures.temporaryDirectory() + "/mcp.json"
         let server = try KakapoProcess(["-c", Self.mcpServer], executable: Self.python)

@@ -107,7 +107,7 @@ struct WebSocketRecordTests {
 
     @Test(
         "permessage-deflate negotiated by Python's websockets on both sides passes through, and the cassette holds the plain text",
-        .enabled(if: PythonWebSocketPeer.isAvailable, "the venv of tools/setup.sh has no websockets package"))
+        .enabled(if: PythonWebSocketPeer.isAvailable, "the venv of tools/setup.sh --tests has no websockets package"))
     func permessageDeflate() async throws {
         let server = try KakapoProcess(["-c", PythonWebSocketPeer.server], executable: PythonWebSocketPeer.python)
         let serverPort = try await server.waitUntilListening()

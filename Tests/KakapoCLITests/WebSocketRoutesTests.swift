@@ -223,7 +223,7 @@ struct WebSocketRoutesTests {
 
     @Test(
         "Python's websockets client, offering permessage-deflate, talks to a scripted route without it",
-        .enabled(if: PythonWebSocketPeer.isAvailable, "the venv of tools/setup.sh has no websockets package"))
+        .enabled(if: PythonWebSocketPeer.isAvailable, "the venv of tools/setup.sh --tests has no websockets package"))
     func pythonClient() async throws {
         let routes = try Self.routesFile(
             """

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Python's `websockets` (in the venv tools/setup.sh makes) as a WebSocket server and client, for what the
+/// Python's `websockets` (in the venv tools/setup.sh --tests makes) as a WebSocket server and client, for what the
 /// NIO peers do not do: permessage-deflate (negotiated by default on both sides, with context takeover),
 /// and a client that goes through an HTTP proxy over TLS.
 public enum PythonWebSocketPeer {
@@ -9,7 +9,7 @@ public enum PythonWebSocketPeer {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path + "/.build/python-venv/bin/python"
 
-    /// Whether the venv has `websockets`. Under CI (`CI=true`, where tools/setup.sh installs it) this is
+    /// Whether the venv has `websockets`. Under CI (`CI=true`, where tools/setup.sh --tests installs it) this is
     /// always true, so a missing install fails the tests that need it instead of skipping them.
     public static let isAvailable =
         ProcessInfo.processInfo.environment["CI"] == "true"
