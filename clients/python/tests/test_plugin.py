@@ -136,8 +136,60 @@ def test_named():
     )
     pytester.runpytest_subprocess().assert_outcomes(passed=3)
     names = sorted(p.name for p in (pytester.path / "cassettes" / "test_names").iterdir())
-    assert names == ["test_who_.._x.json", "test_who_a_b_c.json"]
+    # What had to go from an id (a slash, a space) is made up for by a hash of the whole name.
+    assert [re.sub(r"-[0-9a-f]{8}\.json$", "-HASH.json", name) for name in names] == [
+        "test_who_.._x-HASH.json",
+        "test_who_a_b_c-HASH.json",
+    ], names
     assert (pytester.path / "cassettes" / "shared" / "login.json").is_file()
+
+
+def test_ids_that_differ_only_in_a_backslash_or_slash_record_and_replay_their_own_cassettes(
+    pytester: pytest.Pytester, api
+) -> None:
+    pytester.makepyfile(
+        test_paths=r'''
+import os, requests, pytest
+@pytest.mark.kakapo
+@pytest.mark.parametrize("path", ["a\\b", "a/b", "a b", "a_b"])
+def test_path(path):
+    number = {"a\\b": 1, "a/b": 2, "a b": 3, "a_b": 4}[path]
+    assert requests.get(os.environ["API"] + f"/files/{number}", timeout=30).json() == {"path": f"/files/{number}"}
+'''
+    )
+    pytester.runpytest_subprocess("-n", "2", "-p", "xdist").assert_outcomes(passed=4)
+    files = sorted((pytester.path / "cassettes" / "test_paths").iterdir())
+    assert len(files) == 4, [f.name for f in files]
+    assert "test_path_a_b.json" in [f.name for f in files]  # nothing had to go: the name as before
+    recorded = sorted(re.search(r"/files/(\d)", f.read_text()).group(1) for f in files)
+    assert recorded == ["1", "2", "3", "4"], "each test its own cassette"
+    api.stop()
+    replay = pytester.runpytest_subprocess("--kakapo-record", "none")
+    replay.assert_outcomes(passed=4)
+    assert api.hits == 4
+    # A cassette 0.1 wrote under the name that dropped the space is pointed at, not silently used.
+    spaced = next(f for f in files if "/files/3" in f.read_text())
+    text = spaced.read_text()
+    for f in files:
+        f.unlink()
+    (spaced.parent / "test_path_a_b.json").write_text(text)
+    missing = pytester.runpytest_subprocess("--kakapo-record", "none", "test_paths.py::test_path[a b]")
+    missing.assert_outcomes(errors=1)
+    missing.stdout.fnmatch_lines(["*does not exist*pytest-kakapo 0.1 recorded it as test_path_a_b.json: rename that file*"])
+
+
+def test_an_unknown_mode_stops_the_run_with_one_usage_error(pytester: pytest.Pytester, api, monkeypatch) -> None:
+    pytester.makepyfile(test_api=CLIENTS)
+    monkeypatch.setenv("KAKAPO_RECORD", "sometimes")
+    for arguments in ([], ["-n", "2", "-p", "xdist"]):
+        result = pytester.runpytest_subprocess(*arguments)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+        assert result.stderr.str().count("KAKAPO_RECORD=sometimes: not a record mode; it is one of none, new, all") == 1
+        assert "passed" not in result.stdout.str() and "error" not in result.stdout.str().lower()
+    assert api.hits == 0
+    bad_flag = pytester.runpytest_subprocess("--kakapo-record", "sometimes")
+    assert bad_flag.ret == pytest.ExitCode.USAGE_ERROR
+    bad_flag.stderr.fnmatch_lines(["*--kakapo-record: invalid choice: 'sometimes'*"])
 
 
 def test_environment_is_set_during_the_test_and_put_back(pytester: pytest.Pytester, api, monkeypatch) -> None:
