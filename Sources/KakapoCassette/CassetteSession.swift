@@ -539,6 +539,11 @@ public final class CassetteSession: @unchecked Sendable {
         }
         defer { lock.release() }
         guard let leftover = try CassetteJournal.leftover(of: path, schema: matching.grpcSchema) else { return nil }
+        if leftover.entries.isEmpty && leftover.unreadable == 0 {
+            // A recording killed before it recorded anything leaves an empty journal (its lock): nothing to fold.
+            unlink(CassetteJournal.path(for: path))
+            return nil
+        }
         // The recording was killed, perhaps in the middle of a save: its half-written copies go.
         CassetteFile.removeTemporariesOfDeadProcesses(besides: path)
         let cassette = try CassetteFile.loadIfPresent(path, schema: matching.grpcSchema)
