@@ -148,6 +148,28 @@ struct SessionCLITests {
         #expect(try await kakapo.waitForExit() == 0)
     }
 
+    @Test(
+        "a recording killed before it records anything leaves no lock file, and the next command removes its empty journal without a word"
+    )
+    func killedIdleRecording() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        let cassette = directory + "/idle.json"
+        try #"{"version": 1, "interactions": []}"#.write(toFile: cassette, atomically: true, encoding: .utf8)
+        let recorder = try KakapoProcess([
+            "record", "--upstream", "http://127.0.0.1:9", "--cassette", cassette, "--port", "0",
+        ])
+        _ = try await recorder.waitUntilListening()
+        recorder.send(SIGKILL)
+        _ = try await recorder.waitForExit()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == [
+                "idle.json", "idle.json.journal",
+            ])
+        let show = try await KakapoProcess.run(["cassette", "show", cassette])
+        #expect(show.status == 0 && !show.error.contains("folded") && !show.output.contains("folded"), "\(show)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["idle.json"])
+    }
+
     @Test("cassette lint says when a journal left by a killed recording holds interactions not in the file yet")
     func lintSeesJournal() async throws {
         let directory = try Fixtures.temporaryDirectory()
