@@ -14,8 +14,8 @@ of the sandbox shown as /home/me, and the venv of the tests first on PATH:
 - `cd DIR` and `export NAME=VALUE` carry over to the next commands.
 - Any other command runs to its end: the lines shown are its output and errors, exactly.
 
-What is compared is normalised: times, HTTP dates, durations, ages, UUIDs and ports a process chose are
-placeholders, and the fixed ports a file uses (8080, 9000, ...) are swapped for free ones while it runs,
+What is compared is normalised: times, HTTP dates, durations, ages, UUIDs, session ids, pids and ports a
+process chose are placeholders, and the fixed ports a file uses (8080, 9000, ...) are swapped for free ones while it runs,
 so files can run side by side. Log lines (`TIME info kakapo: ...`) not shown are ignored; a shown line
 ending in `...` matches any line that starts with what precedes it, and a line `...` alone any number of
 lines. An HTML comment before a block opts it out, with a reason:
@@ -156,6 +156,7 @@ def normalise(line: str, ports: Dict[str, str], sandbox: str) -> str:
     line = re.sub(r"\(\d+ days? old\)", "(<age>)", line)
     line = re.sub(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", line)
     line = re.sub(r"\b(process|pid) \d+", r"\1 <pid>", line)
+    line = re.sub(r"\bsession [0-9a-f]{16}\b", "session <id>", line)
     return re.sub(
         r"((?:127\.0\.0\.1|localhost):)(\d+)", lambda m: m.group(0) if m.group(2) in ports else m.group(1) + "<port>", line
     )
@@ -353,6 +354,10 @@ def run_file(path: Path, kakapo: str) -> List[str]:
                     cwd = os.path.normpath(os.path.join(cwd, stripped[3:]))
                     actual = []
                 else:
+                    moved = re.fullmatch(r"cd (\S+) && (.+)", command, flags=re.DOTALL)
+                    if moved:  # the shell stays in the folder after the command
+                        cwd = os.path.normpath(os.path.join(cwd, moved.group(1)))
+                        command = moved.group(2)
                     exported = re.fullmatch(r"export (\w+)=(\S*)", stripped)
                     if exported:
                         env[exported.group(1)] = os.path.expandvars(exported.group(2))

@@ -139,7 +139,7 @@ public enum CassetteFile {
     package static func reservedNameProblem(_ name: String) -> String? {
         for suffix in [".lock", ".journal"] where name.hasSuffix(suffix) {
             return
-                "a cassette's name may not end in \(suffix): Kakapo keeps each cassette's lock and journal under NAME.lock and NAME.journal"
+                "a cassette's name may not end in \(suffix): Kakapo keeps each cassette's journal, which is also its lock, under NAME.journal (and older versions their lock under NAME.lock)"
         }
         if name.hasPrefix("."), name.hasSuffix(".tmp") {
             return

@@ -2,20 +2,23 @@ import Foundation
 import KakapoTestSupport
 import Testing
 
-/// Every transcript of the README and the guides is run by `tools/docs-transcripts.py` against the built
+/// Every transcript of the README, the guides and the pytest example is run by `tools/docs-transcripts.py` against the built
 /// binary, so what they show cannot drift from what Kakapo prints.
 @Suite("Docs transcripts")
 struct DocsTranscriptTests {
-    /// README.md and every guide under docs/.
+    /// README.md, every guide under docs/, and the pytest example's README.
     static let files: [String] = {
         let guides = (try? FileManager.default.contentsOfDirectory(atPath: CLITests.packageRoot + "/docs")) ?? []
-        return ["README.md"] + guides.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        return ["README.md"] + guides.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 } + [
+            "Examples/pytest/README.md"
+        ]
     }()
 
     static let python = CLITests.packageRoot + "/.build/python-venv/bin/python"
     static let runner = CLITests.packageRoot + "/tools/docs-transcripts.py"
 
-    @Test("the transcripts of each file run as shown", arguments: files)
+    // One file at a time: each starts servers and peers of its own, and the rest of the suite runs beside it.
+    @Test("the transcripts of each file run as shown", .serialized, arguments: files)
     func transcriptsRun(file: String) async throws {
         let run = try await KakapoProcess.run(
             [Self.runner, "--kakapo", KakapoProcess.binary, file], directory: CLITests.packageRoot,
