@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real browsers of the inspector's browser tests (Tests/KakapoCLITests/InspectorBrowserTests.swift and
-# InspectorFirefoxTests.swift): Debian's chromium and chromium-driver, firefox-esr, and selenium in the test
+# InspectorFirefoxTests.swift) and of docs/browsers.md's transcript: Debian's chromium and chromium-driver,
+# firefox-esr, certutil (libnss3-tools, which trusts Kakapo's CA in Chromium's NSS store), and selenium in the test
 # venv (.build/python-venv, made by tools/setup.sh --tests; it brings websocket-client, which the Firefox test uses). Selenium is always handed /usr/bin/chromedriver, so it never downloads a driver.
 #
 #   tools/browser.sh install   installs what is missing (apt-get for the browser and its driver, pip for
@@ -13,12 +14,14 @@ venv="$root/.build/python-venv"
 driver=/usr/bin/chromedriver
 browser=/usr/bin/chromium
 firefox=/usr/bin/firefox-esr
+certutil=/usr/bin/certutil
 
 missing() {
     local what=()
     [ -x "$browser" ] || what+=("chromium")
     [ -x "$driver" ] || what+=("chromium-driver")
     [ -x "$firefox" ] || what+=("firefox-esr")
+    [ -x "$certutil" ] || what+=("libnss3-tools")
     if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
         what+=("selenium (in $venv)")
     fi
@@ -27,16 +30,16 @@ missing() {
 
 case "$command" in
 install)
-    if [ ! -x "$browser" ] || [ ! -x "$driver" ] || [ ! -x "$firefox" ]; then
+    if [ ! -x "$browser" ] || [ ! -x "$driver" ] || [ ! -x "$firefox" ] || [ ! -x "$certutil" ]; then
         command -v apt-get >/dev/null 2>&1 || {
-            echo "tools/browser.sh: no apt-get: install chromium, chromium-driver and firefox-esr yourself" >&2
+            echo "tools/browser.sh: no apt-get: install chromium, chromium-driver, firefox-esr and libnss3-tools yourself" >&2
             exit 1
         }
         sudo=""
         if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-        echo "tools/browser.sh: installing chromium, chromium-driver and firefox-esr with apt-get" >&2
+        echo "tools/browser.sh: installing chromium, chromium-driver, firefox-esr and libnss3-tools with apt-get" >&2
         $sudo apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver firefox-esr >/dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver firefox-esr libnss3-tools >/dev/null
     fi
     if [ ! -x "$venv/bin/python" ]; then
         # tools/setup.sh --tests makes the venv (with the packages of the other Python tests); make a bare one

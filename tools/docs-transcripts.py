@@ -109,7 +109,7 @@ def transcripts(path: Path) -> List[Transcript]:
                 first = start + 2 + number
                 while command.endswith("\\") and number + 1 < len(body):
                     number += 1
-                    command = command[:-1] + "\n" + body[number]
+                    command = command + "\n" + body[number]  # bash joins the lines
                 steps.append(Step(first, command, []))
             elif steps:
                 steps[-1].shown.append(line)
@@ -153,7 +153,7 @@ def normalise(line: str, ports: Dict[str, str], sandbox: str) -> str:
     line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?", "<time>", line)
     line = re.sub(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT", "<date>", line)
     line = re.sub(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b", "<duration>", line)
-    line = re.sub(r"\(\d+ days? old\)", "(<age>)", line)
+    line = re.sub(r"\((?:under a minute|\d+ (?:minutes?|hours?|days?)) old\)", "(<age>)", line)
     line = re.sub(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", line)
     line = re.sub(r"\b(process|pid) \d+", r"\1 <pid>", line)
     line = re.sub(r"\bsession [0-9a-f]{16}\b", "session <id>", line)
@@ -187,6 +187,8 @@ def sequence_matches(shown: List[str], actual: List[str], prefix: bool = False) 
 
 def compare(shown: List[str], actual: List[str], ports: Dict[str, str], sandbox: str, prefix: bool = False) -> bool:
     back = {new: old for old, new in ports.items()}
+    while actual and not actual[-1].strip():  # as the blank lines ending what a document shows
+        actual = actual[:-1]
     shown_rest, shown_logs = split_logs([normalise(line, ports, sandbox) for line in shown])
     actual_rest, actual_logs = split_logs([normalise(swap(line, back), ports, sandbox) for line in actual])
     if not sequence_matches(shown_rest, actual_rest, prefix):
@@ -226,7 +228,7 @@ def run_in_terminal(command: str, cwd: str, env: Dict[str, str]) -> Tuple[Option
     os.close(main_side)
     status = process.wait()
     lines = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
+    while lines and lines[-1].strip() == "":  # as the blank lines ending what a document shows
         lines.pop()
     return status, lines
 
@@ -274,6 +276,7 @@ def wait_for_port(port: int, job: Job) -> None:
 
 def sandbox_for(kakapo: str) -> Tuple[str, Dict[str, str]]:
     sandbox = os.path.realpath(tempfile.mkdtemp(prefix="kakapo-docs-"))
+    os.chmod(sandbox, 0o755)  # tools run as another user (PostgreSQL's) may look into it
     for name in ("cassettes", "Examples"):  # what the commands may write into
         shutil.copytree(ROOT / name, Path(sandbox) / name)
     for name in ("tools", "Tests", "clients", "docs"):

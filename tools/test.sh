@@ -6,10 +6,10 @@ cd "$(dirname "$0")/.."
 
 # What the tests use, installed only when missing (and said when it is): from the system's packages
 # (apt-get; sudo when not root) libcurl, zlib, brotli and zstd with headers, pkg-config and curl; nodejs;
-# chromium, chromium-driver and firefox-esr; tinyproxy; postgresql; python3-venv. From PyPI, into
+# chromium, chromium-driver, firefox-esr and libnss3-tools; tinyproxy; postgresql; python3-venv. From PyPI, into
 # .build/python-venv: pytest, pytest-xdist, requests, httpx, mcp, websockets, brotli, zstandard, selenium,
 # h2, grpcio and grpcio-tools.
-echo "tools/test.sh: installs what the tests use when it is missing: libcurl, zlib, brotli and zstd headers, pkg-config, curl, nodejs, chromium, chromium-driver, firefox-esr, tinyproxy and postgresql (apt-get), and the Python packages of the tests into .build/python-venv (PyPI)" >&2
+echo "tools/test.sh: installs what the tests use when it is missing: libcurl, zlib, brotli and zstd headers, pkg-config, curl, nodejs, chromium, chromium-driver, firefox-esr, libnss3-tools, tinyproxy and postgresql (apt-get), and the Python packages of the tests into .build/python-venv (PyPI)" >&2
 tools/setup.sh --tests
 
 log=$(mktemp)
