@@ -57,7 +57,8 @@ struct DocsTranscriptTests {
             }
         }
         #expect(run >= 50, "\(listed.output)")
-        // Only what this machine cannot run at all (a phone simulator, an emulator) stays out.
-        #expect(notRun.count <= 6, "\(notRun)")
+        // Only what a docs run cannot do stays out: the iOS simulator and Android emulator recipes (4), a
+        // Firefox profile, a 20 s benchmark, and this package's own `swift test`.
+        #expect(notRun.count <= 7, "\(notRun)")
     }
 }

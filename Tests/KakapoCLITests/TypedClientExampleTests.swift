@@ -36,4 +36,17 @@ struct TypedClientExampleTests {
             try await Self.run(["cassette", "cassettes/demo.json"])
                 == "users: Ada Lovelace, Grace Hopper\nuser 1: Ada Lovelace\nuser 42: status 404\n")
     }
+
+    @Test("docs/swift.md's transcript of the example is what it prints")
+    func guideTranscript() async throws {
+        let guide = try String(contentsOfFile: CLITests.packageRoot + "/docs/swift.md", encoding: .utf8)
+        let command = "$ swift run kakapo-typed-client "
+        let start = try #require(guide.range(of: "\n" + command), "docs/swift.md shows no \(command)")
+        let block = guide[start.upperBound...].prefix { $0 != "`" }
+        let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+        let arguments = try #require(lines.first).split(separator: " ").map(String.init)
+        let shown = lines.dropFirst().joined(separator: "\n")
+        #expect(arguments == ["cassette", "cassettes/demo.json"])
+        #expect(try await Self.run(arguments) == shown)
+    }
 }
