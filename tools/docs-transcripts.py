@@ -152,7 +152,7 @@ def normalise(line: str, ports: Dict[str, str], sandbox: str) -> str:
     line = line.rstrip().replace(sandbox + "/home", SHOWN_HOME).replace(sandbox, "/tmp/demo")
     line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?", "<time>", line)
     line = re.sub(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT", "<date>", line)
-    line = re.sub(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b", "<duration>", line)
+    line = re.sub(r"\s*\b\d+(?:\.\d+)? ?(?:ms|s)\b", " <duration>", line)  # a column's padding too
     line = re.sub(r"\((?:under a minute|\d+ (?:minutes?|hours?|days?)) old\)", "(<age>)", line)
     line = re.sub(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", line)
     line = re.sub(r"\b(process|pid) \d+", r"\1 <pid>", line)
@@ -236,7 +236,7 @@ def run_in_terminal(command: str, cwd: str, env: Dict[str, str]) -> Tuple[Option
 class Job:
     def __init__(self, command: str, cwd: str, env: Dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            ["bash", "-c", "exec " + command if "\n" not in command and ";" not in command else command],
+            ["bash", "-c", command],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -256,11 +256,10 @@ class Job:
             return list(self.lines)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        try:  # the whole group, also when its first process has ended (what a pipeline left)
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self.process.wait()
 
 
@@ -346,7 +345,10 @@ def run_file(path: Path, kakapo: str) -> List[str]:
                     name = kill.group(1) or "TERM"
                     sig = int(name) if name.isdigit() else getattr(signal, "SIG" + name.upper().removeprefix("SIG"))
                     if job.process.poll() is None:
-                        job.process.send_signal(sig)
+                        try:  # as bash does: to the job's whole process group (a pipeline's every process)
+                            os.killpg(job.process.pid, sig)
+                        except ProcessLookupError:
+                            pass
                     try:
                         job.process.wait(timeout=COMMAND_TIMEOUT)
                     except subprocess.TimeoutExpired:

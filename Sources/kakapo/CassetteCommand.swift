@@ -117,7 +117,7 @@ struct CassetteCommand: ParsableCommand {
         /// whole answer.
         static func stream(of interaction: Interaction) -> String {
             guard let chunks = interaction.chunks else { return "" }
-            return " in \(chunks.count) chunks" + (interaction.brokenOff ? ", broken off" : "")
+            return " in \(chunks.count) chunk\(chunks.count == 1 ? "" : "s")" + (interaction.brokenOff ? ", broken off" : "")
                 + (interaction.abandoned ? ", abandoned" : "")
         }
 
