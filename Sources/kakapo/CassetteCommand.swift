@@ -117,7 +117,8 @@ struct CassetteCommand: ParsableCommand {
         /// whole answer.
         static func stream(of interaction: Interaction) -> String {
             guard let chunks = interaction.chunks else { return "" }
-            return " in \(chunks.count) chunk\(chunks.count == 1 ? "" : "s")" + (interaction.brokenOff ? ", broken off" : "")
+            let unit = chunks.count == 1 ? "chunk" : "chunks"
+            return " in \(chunks.count) \(unit)" + (interaction.brokenOff ? ", broken off" : "")
                 + (interaction.abandoned ? ", abandoned" : "")
         }
 
