@@ -396,6 +396,9 @@ def drift(where: str, shown: List[str], actual: List[str], ports: Dict[str, str]
 
 
 def main() -> int:
+    # A process that started this one with signals blocked (a test harness's spawn can) would pass that on
+    # to every job: `kill -INT %1` would then do nothing. Jobs get what a shell gives them: none blocked.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kakapo", default=str(ROOT / ".build" / "debug" / "kakapo"), help="the kakapo binary")
     parser.add_argument("--list", action="store_true", help="list the transcripts and how each is covered")
