@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -304,8 +304,8 @@ def run_file(path: Path, kakapo: str) -> List[str]:
     sandbox, env = sandbox_for(kakapo)
     cwd = sandbox
     last_status = 0
-    jobs: Dict[int, Job] = {}
-    ended: List[Job] = []
+    jobs: Dict[int, Job] = {}  # by the number bash would give them, while they may still run
+    started: List[Job] = []  # every job, for the clean-up
     try:
         for item in items:
             for step in item.steps:
@@ -321,6 +321,7 @@ def run_file(path: Path, kakapo: str) -> List[str]:
                     # As bash numbers jobs: one more than the highest still running.
                     running = [n for n, other in jobs.items() if other.process.poll() is None]
                     jobs[max(running, default=0) + 1] = job
+                    started.append(job)
                     deadline = time.monotonic() + COMMAND_TIMEOUT
                     while not compare(step.shown, job.output(), ports, sandbox, prefix=True):
                         if time.monotonic() > deadline or job.process.poll() is not None:
@@ -340,7 +341,6 @@ def run_file(path: Path, kakapo: str) -> List[str]:
                         problems.append(f"{where}: there is no job %{number}")
                         continue
                     job = jobs.pop(number)
-                    ended.append(job)
                     before = len(job.output())
                     name = kill.group(1) or "TERM"
                     sig = int(name) if name.isdigit() else getattr(signal, "SIG" + name.upper().removeprefix("SIG"))
@@ -377,7 +377,7 @@ def run_file(path: Path, kakapo: str) -> List[str]:
                 if not compare(step.shown, actual, ports, sandbox):
                     problems.append(drift(where, step.shown, actual, ports, sandbox))
     finally:
-        for job in list(jobs.values()) + ended:
+        for job in started:
             job.stop()
         shutil.rmtree(sandbox, ignore_errors=True)
     return problems

@@ -103,15 +103,13 @@ package final class CassetteLock: Sendable {
         descriptor.withLock { descriptor in
             guard let open = descriptor else { return }
             // Removed while still locked, so no other writer can hold a lock on the name being removed.
-            if let locked = CassetteFileStamp.of(descriptor: open), locked.size == 0, let named = Self.linkStamp(path),
-                locked.device == named.device, locked.inode == named.inode
+            let locked = CassetteFileStamp.of(descriptor: open)
+            if let locked, locked.size == 0, let named = Self.linkStamp(path), locked.device == named.device,
+                locked.inode == named.inode
             {
                 unlink(path)
             }
-            if let locked = CassetteFileStamp.of(descriptor: open) {
-                Self.heldHere.withLock { _ = $0.removeValue(forKey: locked.inode) }
-            }
-            close(open)
+            Self.letGo(open, stamp: locked)
             descriptor = nil
         }
     }
@@ -123,15 +121,16 @@ package final class CassetteLock: Sendable {
         guard duplicate >= 0 else { return }  // the caller's descriptor goes on holding the lock
         let stamp = CassetteFileStamp.of(descriptor: duplicate)
         descriptor.withLock { descriptor in
-            if let old = descriptor {
-                if let locked = CassetteFileStamp.of(descriptor: old) {
-                    Self.heldHere.withLock { _ = $0.removeValue(forKey: locked.inode) }
-                }
-                close(old)
-            }
+            if let old = descriptor { Self.letGo(old, stamp: CassetteFileStamp.of(descriptor: old)) }
             descriptor = duplicate
         }
         if let stamp { Self.heldHere.withLock { $0[stamp.inode] = purpose } }
+    }
+
+    /// Closes `descriptor`, a file this process held the lock on (its `stamp`), and forgets it in `heldHere`.
+    private static func letGo(_ descriptor: Int32, stamp: CassetteFileStamp?) {
+        if let stamp { heldHere.withLock { _ = $0.removeValue(forKey: stamp.inode) } }
+        close(descriptor)
     }
 
     /// The stamp of the file at `path` itself (not following a link).

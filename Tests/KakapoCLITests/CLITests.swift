@@ -249,9 +249,10 @@ struct CLITests {
         _ = try await first.waitForExit()
         client.shutdown()
         // The kill leaves the journal (what was not saved yet) and no lock file: the lock is taken on the journal.
+        // (Whether a save came first, and left the file or a temporary copy, depends on the machine's pace.)
         let left = try FileManager.default.contentsOfDirectory(
             atPath: URL(fileURLWithPath: cassette).deletingLastPathComponent().path)
-        #expect(left.sorted() == ["first.json.journal"], "\(left)")
+        #expect(left.contains("first.json.journal") && !left.contains { $0.hasSuffix(".lock") }, "\(left)")
         // A cut-off entry at the end (the kill came mid-write) is ignored.
         let journal = try FileHandle(forWritingTo: URL(fileURLWithPath: cassette + ".journal"))
         try journal.seekToEnd()

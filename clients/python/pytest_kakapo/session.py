@@ -70,6 +70,12 @@ class KakapoSession:
         return env
 
 
+def _underscored(name: str) -> str:
+    """`name` with each run of characters other than letters, digits, ``.``, ``_`` and ``-`` made one ``_``,
+    and without ``.`` or ``_`` at its ends: pytest-kakapo 0.1's whole file name for a test."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+
+
 def _file_safe(name: str) -> str:
     """A file name for a test's (or module's) name: the name with each run of other characters than
     letters, digits, ``.``, ``_`` and ``-`` made one ``_``. Only a parametrised test's brackets
@@ -77,7 +83,7 @@ def _file_safe(name: str) -> str:
     a slash, a space), a hash of the whole name follows, so ``test_get[a\\b]`` and ``test_get[a/b]`` never
     share a cassette."""
     plain = re.sub(r"\[(.*)\]$", r"_\1", name, flags=re.DOTALL)
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", plain).strip("._")
+    safe = _underscored(plain)
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
     if len(safe) > 150:  # keeps the name well under a file system's 255 bytes, with the .json
         return safe[:130] + "_" + digest[:16]
@@ -98,7 +104,7 @@ def renamed_from(cassette: Path, item: pytest.Item) -> Optional[Path]:
     """The file pytest-kakapo 0.1 named this test's cassette, when it is there and the name changed since
     (0.1 dropped a backslash, a slash or a space from an id without a trace, so two tests could share it)."""
     if cassette.name.endswith(".json") and re.search(r"-[0-9a-f]{8}$", cassette.name[: -len(".json")]):
-        old = cassette.parent / ((re.sub(r"[^A-Za-z0-9._-]+", "_", item.name).strip("._") or "test") + ".json")
+        old = cassette.parent / ((_underscored(item.name) or "test") + ".json")
         if old.is_file():
             return old
     return None

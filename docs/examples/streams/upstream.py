@@ -11,6 +11,9 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# The event streams that end: how many events, and the seconds between them.
+WHOLE_STREAMS = {"/events": (5, 0.2), "/chat": (20, 0.3)}
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -38,9 +41,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         try:
-            if self.path == "/events":
+            if self.path in WHOLE_STREAMS:
                 self.start("text/event-stream")
-                self.events(5, 0.2)
+                self.events(*WHOLE_STREAMS[self.path])
                 self.wfile.write(b"0\r\n\r\n")
             elif self.path == "/broken":
                 self.start("text/event-stream")
@@ -48,10 +51,6 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(0.1)
                 self.connection.shutdown(socket.SHUT_RDWR)  # the stream breaks off: no final chunk
                 self.close_connection = True
-            elif self.path == "/chat":
-                self.start("text/event-stream")
-                self.events(20, 0.3)
-                self.wfile.write(b"0\r\n\r\n")
             elif self.path == "/v1/generate":
                 self.start("application/x-ndjson")
                 for n, text in enumerate(["Hel", "lo", "!"]):
