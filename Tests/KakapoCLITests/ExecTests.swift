@@ -155,7 +155,9 @@ struct ExecTests {
             let marker = directory + "/" + name
             let process = try KakapoProcess(
                 ["exec", "--ci", "--cassette", cassette, "--", Self.python, script, marker])
-            try await Self.waitFor("ready", in: process)
+            // The whole line: print may write "ready" and its newline apart, and a signal between the two
+            // runs the handler before the newline is written.
+            try await Self.waitFor("ready\n", in: process)
             process.send(signal)
             let status = try await process.waitForExit()
             #expect(status == 40 + signal, "\(process.standardError)")
@@ -167,7 +169,7 @@ struct ExecTests {
         // A command that does not catch the signal dies of it: 128 + the signal, as a shell says.
         let sleeper = try KakapoProcess(
             ["exec", "--ci", "--cassette", cassette, "--", "sh", "-c", "echo ready; exec sleep 120"])
-        try await Self.waitFor("ready", in: sleeper)
+        try await Self.waitFor("ready\n", in: sleeper)
         sleeper.send(SIGTERM)
         #expect(try await sleeper.waitForExit() == 128 + SIGTERM)
     }
