@@ -3,7 +3,8 @@
 # `kakapo` with the Swift runtime linked in (--static-swift-stdlib), stripped; shell completions for bash,
 # zsh and fish and a man page, all generated from the argument parser (so they cannot drift from --help);
 # the demo cassette, LICENSE, the licenses of the code linked in, and a short README whose
-# "Runtime packages:" line tools/check-clean-machine.sh installs. VERSION comes from
+# "Runtime packages:" line tools/check-clean-machine.sh installs; beside it, the same binary in the
+# kakapo-proxy wheel and npm packages, and pytest-kakapo's wheel. VERSION comes from
 # Sources/KakapoHTTP/KakapoVersion.swift, and the built binary's `--version` must say the same.
 #
 #   tools/release.sh           # about 10 minutes from clean on 2 cores; the build lives in .build-release
@@ -101,6 +102,16 @@ Quick start:
 README
 
 mkdir -p dist
+# The package managers' packages, around the same stripped binary: the kakapo-proxy wheel (pip installs
+# the binary as a script) and pytest-kakapo's wheel, which depends on it; the npm packages kakapo-proxy
+# and its Linux platform package @kakapo-proxy/linux-ARCH, which carries the binary (clients/node/pack.sh).
+say "building the kakapo-proxy and pytest-kakapo wheels"
+rm -f dist/kakapo_proxy-"$version"-*.whl dist/pytest_kakapo-*.whl
+SOURCE_DATE_EPOCH=$mtime python3 tools/build-wheel.py "$kakapo" dist >&2
+python3 -m pip wheel -q --disable-pip-version-check --no-deps --wheel-dir dist clients/python >&2
+say "packing the npm packages"
+clients/node/pack.sh "$kakapo" dist >&2
+
 # Reproducible: sorted names, no owners, one time, gzip without a timestamp.
 tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -cf - "$name" |
     gzip -n -9 >"dist/$name.tar.gz"
@@ -108,4 +119,7 @@ tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -c
 rm -rf "$stage"
 say "needs: $needed(glibc $glibc, GLIBCXX_$glibcxx)"
 say "dist/$name.tar.gz ($(du -h "dist/$name.tar.gz" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$name.tar.gz.sha256")"
+for package in dist/kakapo_proxy-"$version"-*.whl dist/pytest_kakapo-*.whl dist/kakapo-proxy-*"$version".tgz; do
+    say "$package ($(du -h "$package" | cut -f1))"
+done
 echo "dist/$name.tar.gz"

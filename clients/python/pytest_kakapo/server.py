@@ -33,7 +33,8 @@ MAX_ADMIN_ANSWER = 64 * 1024 * 1024
 
 
 def find_binary(config: pytest.Config) -> str:
-    """The kakapo executable: --kakapo-binary, then $KAKAPO_BIN, then kakapo on PATH."""
+    """The kakapo executable: --kakapo-binary, then $KAKAPO_BIN, then the one the kakapo-proxy wheel
+    installed, then kakapo on PATH."""
     def executable(given: str, named: str) -> str:
         path = Path(given).expanduser()
         if not path.is_absolute():
@@ -48,12 +49,22 @@ def find_binary(config: pytest.Config) -> str:
     env = os.environ.get("KAKAPO_BIN")
     if env:
         return executable(env, f"KAKAPO_BIN={env}")
+    wheel_problem = ""
+    try:
+        import kakapo_proxy  # the kakapo-proxy wheel, which carries the binary
+    except ImportError:
+        wheel_problem = "kakapo-proxy is not installed"
+    else:
+        try:
+            return kakapo_proxy.binary_path()
+        except FileNotFoundError as error:
+            wheel_problem = str(error)
     found = shutil.which("kakapo")
     if found:
         return found
     raise KakapoError(
         "pytest-kakapo cannot find the kakapo executable: pass --kakapo-binary PATH, set KAKAPO_BIN, "
-        "or put kakapo on PATH"
+        f"pip install kakapo-proxy ({wheel_problem}), or put kakapo on PATH"
     )
 
 

@@ -243,13 +243,42 @@ def test_requests():
     verbose.stdout.fnmatch_lines(["*kakapo: recordings never used*", "*unused: #1 GET http://127.0.0.1:*/b"])
 
 
-def test_no_binary_names_all_three_ways(pytester: pytest.Pytester, monkeypatch) -> None:
+def test_no_binary_names_all_four_ways(pytester: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.delenv("KAKAPO_BIN")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     pytester.makepyfile(test_x="import pytest\n@pytest.mark.kakapo\ndef test_x():\n    pass\n")
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*cannot find the kakapo executable: pass --kakapo-binary PATH, set KAKAPO_BIN, or put kakapo on PATH*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*cannot find the kakapo executable: pass --kakapo-binary PATH, set KAKAPO_BIN, pip install "
+            "kakapo-proxy (kakapo-proxy is not installed), or put kakapo on PATH*"
+        ]
+    )
+
+
+def test_binary_from_the_kakapo_proxy_wheel(pytester: pytest.Pytester, monkeypatch, kakapo_binary: str, api) -> None:
+    """With no KAKAPO_BIN and no kakapo on PATH, the binary the kakapo-proxy wheel installed is used (a
+    stand-in kakapo_proxy package here; tools/check-clean-machine.sh installs the real wheel)."""
+    stand_in = pytester.mkdir("site") / "kakapo_proxy"
+    stand_in.mkdir()
+    (stand_in / "__init__.py").write_text(f"def binary_path():\n    return {kakapo_binary!r}\n")
+    monkeypatch.setenv("PYTHONPATH", str(stand_in.parent))
+    monkeypatch.delenv("KAKAPO_BIN")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    pytester.makepyfile(
+        test_x="import os, pytest, requests\n"
+        "@pytest.mark.kakapo\n"
+        "def test_x():\n"
+        "    assert requests.get(os.environ['API'] + '/a', timeout=30).json()['path'] == '/a'\n"
+    )
+    pytester.runpytest_subprocess("--kakapo-record", "new").assert_outcomes(passed=1)
+    assert (pytester.path / "cassettes" / "test_x" / "test_x.json").is_file()
+    # A wheel whose script is gone says so, and PATH is still tried after it.
+    (stand_in / "__init__.py").write_text("def binary_path():\n    raise FileNotFoundError('no bin/kakapo here')\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*pip install kakapo-proxy (no bin/kakapo here), or put kakapo on PATH*"])
 
 
 HTTPS_CLIENTS = '''
