@@ -99,10 +99,10 @@ struct WheelTests {
         let arm = directory + "/arm"
         try Data(elf).write(to: URL(fileURLWithPath: arm))
         elf[18] = 0x3E  // x86_64, but it names no glibc version
-        let static_ = directory + "/static"
-        try Data(elf).write(to: URL(fileURLWithPath: static_))
+        let noGlibc = directory + "/static"
+        try Data(elf).write(to: URL(fileURLWithPath: noGlibc))
         for (file, reason) in [
-            (script, "not an ELF executable"), (arm, "neither x86_64 nor aarch64"), (static_, "names no GLIBC_2.*"),
+            (script, "not an ELF executable"), (arm, "neither x86_64 nor aarch64"), (noGlibc, "names no GLIBC_2.*"),
             (directory + "/absent", "no such file"),
         ] {
             let result = try await KakapoProcess.run([Self.builder, file, directory + "/out"], executable: Self.python)
