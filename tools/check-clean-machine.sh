@@ -7,10 +7,20 @@
 # a recording through a local upstream that runs outside the root, and a replay of that recording; it
 # checks the completions and the man page are installed. Exits 0 only when all of that works.
 #
+# With --clients DIST it also proves the package managers' packages tools/release.sh wrote into DIST: in a
+# root that has Debian's python3, nodejs, npm and golang-go (and still no Swift), it installs the
+# kakapo-proxy and pytest-kakapo wheels with `pip --no-index` (pytest's and requests' wheels are downloaded
+# here, outside the root), the npm tarballs with `npm install --offline`, and the Go package from its folder
+# (GOPROXY=off), and runs one test in pytest, node:test and go test each: recorded through the upstream,
+# then replayed with it gone. pytest and node find the binary in their packages (PATH has no kakapo);
+# go test finds the archive's, on PATH.
+#
 #   tools/check-clean-machine.sh dist/kakapo-VERSION-linux-ARCH.tar.gz
+#   tools/check-clean-machine.sh --clients dist dist/kakapo-VERSION-linux-ARCH.tar.gz
 #   tools/check-clean-machine.sh --prepare      # only make (and cache) the clean root
 #
-# Needs root (debootstrap, chroot, mount), debootstrap, curl, python3 and a Debian mirror.
+# Needs root (debootstrap, chroot, mount), debootstrap, curl, python3 and a Debian mirror (and PyPI for
+# pytest's wheels, with --clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -18,7 +28,14 @@ repo=$(pwd)
 fail() { echo "check-clean-machine: $*" >&2; exit 1; }
 say() { echo "check-clean-machine: $*" >&2; }
 
-[ $# -eq 1 ] || fail "usage: tools/check-clean-machine.sh ARCHIVE.tar.gz | --prepare"
+clients=""
+if [ "${1:-}" = "--clients" ]; then
+    [ $# -ge 2 ] || fail "--clients needs the folder tools/release.sh wrote (dist)"
+    clients=$(realpath "$2") || fail "--clients $2: no such folder"
+    [ -d "$clients" ] || fail "--clients $2: not a folder"
+    shift 2
+fi
+[ $# -eq 1 ] || fail "usage: tools/check-clean-machine.sh [--clients DIST] ARCHIVE.tar.gz | --prepare"
 [ "$(id -u)" = "0" ] || fail "needs root (debootstrap, chroot and mount)"
 command -v debootstrap >/dev/null || fail "needs debootstrap (apt-get install debootstrap)"
 command -v curl >/dev/null || fail "needs curl (the test client, run outside the root)"
@@ -65,6 +82,24 @@ packages=$(tar -xzOf "$archive" "$name/README" | sed -n 's/^Runtime packages: */
 [ -n "$packages" ] || fail "$name/README in $archive has no \"Runtime packages:\" line"
 case "$packages" in *[!a-z0-9.+\ -]*) fail "unexpected characters in the runtime packages: $packages" ;; esac
 [ -f "$archive.sha256" ] || fail "no checksum $archive.sha256 beside the archive"
+
+# The clients' toolchains from Debian, installed once into a second cached root.
+client_packages="python3 python3-venv nodejs npm golang-go"
+client_cache=$cache_dir/clean-root-$suite-clients.tar
+if [ -n "$clients" ] && [ ! -f "$client_cache" ]; then
+    say "adding Debian's $client_packages to the clean root (once; cached in $client_cache)"
+    mkdir -p "$root"
+    tar -C "$root" -xf "$cache"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # shellcheck disable=SC2086 # the names are this script's own.
+    chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+        "apt-get update -qq && apt-get install -y -qq --no-install-recommends $client_packages" \
+        >"$work/apt-clients.log" 2>&1 || { tail -n 20 "$work/apt-clients.log" >&2; fail "apt-get install $client_packages failed"; }
+    chroot "$root" apt-get clean
+    tar -C "$root" -cf "$client_cache.partial" . && mv "$client_cache.partial" "$client_cache"
+    rm -rf "$root"
+fi
+if [ -n "$clients" ]; then cache=$client_cache; fi
 
 mkdir -p "$root"
 tar -C "$root" -xf "$cache"
@@ -133,20 +168,25 @@ answer=$(curl -fsS "http://127.0.0.1:$port/users/1") || fail "curl to the replay
 echo "$answer" | grep -q "Ada Lovelace" || fail "the demo cassette's /users/1 answered: $answer"
 stop_kakapo replay
 
+# Serves $work/site/hello.txt on a free port outside the root; sets upstream_pid and upstream_port.
+start_upstream() {
+    mkdir -p "$work/site"
+    echo "hello from the upstream outside the root" >"$work/site/hello.txt"
+    : >"$work/upstream.out"
+    python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/site" >"$work/upstream.out" 2>&1 &
+    upstream_pid=$!
+    pids+=("$upstream_pid")
+    upstream_port=""
+    for _ in $(seq 1 100); do
+        upstream_port=$(sed -n 's/^Serving HTTP on .* port \([0-9]*\) .*/\1/p' "$work/upstream.out")
+        [ -n "$upstream_port" ] && return 0
+        sleep 0.1
+    done
+    fail "the upstream (python3 -m http.server) did not start"
+}
+
 say "recording through an upstream outside the root"
-mkdir -p "$work/site"
-echo "hello from the upstream outside the root" >"$work/site/hello.txt"
-: >"$work/upstream.out"
-python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/site" >"$work/upstream.out" 2>&1 &
-upstream_pid=$!
-pids+=("$upstream_pid")
-upstream_port=""
-for _ in $(seq 1 100); do
-    upstream_port=$(sed -n 's/^Serving HTTP on .* port \([0-9]*\) .*/\1/p' "$work/upstream.out")
-    [ -n "$upstream_port" ] && break
-    sleep 0.1
-done
-[ -n "$upstream_port" ] || fail "the upstream (python3 -m http.server) did not start"
+start_upstream
 start_kakapo record record --upstream "http://127.0.0.1:$upstream_port" --cassette /tmp/recorded.json --port 0
 answer=$(curl -fsS "http://127.0.0.1:$port/hello.txt") || fail "curl through the recording kakapo failed"
 [ "$answer" = "hello from the upstream outside the root" ] || fail "recording answered: $answer"
@@ -160,4 +200,113 @@ answer=$(curl -fsS "http://127.0.0.1:$port/hello.txt") || fail "curl to the repl
 [ "$answer" = "hello from the upstream outside the root" ] || fail "the replayed recording answered: $answer"
 stop_kakapo replay-recorded
 
-say "ok: $name runs on a clean Debian $suite with only: $packages"
+if [ -z "$clients" ]; then
+    say "ok: $name runs on a clean Debian $suite with only: $packages"
+    exit 0
+fi
+
+# The package managers' packages: each runner's test records, then replays with the upstream gone.
+wheel=$(ls "$clients"/kakapo_proxy-"$version"-py3-none-manylinux_*.whl 2>/dev/null | tail -n 1)
+plugin=$(ls "$clients"/pytest_kakapo-*-py3-none-any.whl 2>/dev/null | sort -V | tail -n 1)
+npm_main=$clients/kakapo-proxy-$version.tgz
+npm_platform=$clients/kakapo-proxy-linux-x64-$version.tgz
+[ -n "$wheel" ] || fail "no kakapo_proxy-$version wheel in $clients (tools/release.sh builds it)"
+[ -n "$plugin" ] || fail "no pytest_kakapo wheel in $clients"
+[ -f "$npm_main" ] && [ -f "$npm_platform" ] || fail "no $npm_main and $npm_platform (clients/node/pack.sh)"
+inside=$root/tmp/clients
+mkdir -p "$inside/pypi" "$inside/py-project" "$inside/node-project/test" "$inside/go-project"
+say "downloading pytest's and requests' wheels here, for pip --no-index in the root"
+python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --dest "$inside/pypi" 'pytest>=8' requests >&2 ||
+    fail "pip download of pytest and requests failed"
+cp "$wheel" "$plugin" "$npm_main" "$npm_platform" "$inside/"
+cp -r clients/go "$inside/go-module"
+go_module=$(sed -n 's/^module *//p' clients/go/go.mod)
+
+# The environment of the runners: no kakapo on PATH (the packages carry it) but for go test.
+runner() { in_root /usr/bin/env PATH=/usr/bin:/bin "UPSTREAM=http://127.0.0.1:$upstream_port" "$@"; }
+
+say "pip install of the two wheels with no index"
+in_root python3 -m venv /tmp/clients/venv >&2 || fail "python3 -m venv failed in the root"
+in_root /tmp/clients/venv/bin/pip install -q --disable-pip-version-check --no-index --find-links /tmp/clients/pypi \
+    "/tmp/clients/$(basename "$wheel")" "/tmp/clients/$(basename "$plugin")" requests >&2 || fail "pip install of the wheels failed"
+printf '[pytest]\n' >"$inside/py-project/pytest.ini"
+cat >"$inside/py-project/test_hello.py" <<'PY'
+import os
+
+import pytest
+import requests
+
+
+@pytest.mark.kakapo
+def test_hello():
+    answer = requests.get(os.environ["UPSTREAM"] + "/hello.txt", timeout=30)
+    assert answer.text.strip() == "hello from the upstream outside the root"
+PY
+
+say "npm install of the two tarballs, offline"
+printf '{"name": "clean-check", "version": "1.0.0", "private": true}\n' >"$inside/node-project/package.json"
+in_root sh -c "cd /tmp/clients/node-project && npm install --offline --no-audit --no-fund --loglevel=error \
+    /tmp/clients/$(basename "$npm_main") /tmp/clients/$(basename "$npm_platform")" >&2 || fail "npm install of the tarballs failed"
+cat >"$inside/node-project/test/hello.test.js" <<'JS'
+const { test } = require('node:test');
+const assert = require('node:assert');
+require('kakapo-proxy/node-test').useKakapo();
+
+test('hello', async () => {
+  const answer = await fetch(process.env.UPSTREAM + '/hello.txt');
+  assert.strictEqual((await answer.text()).trim(), 'hello from the upstream outside the root');
+});
+JS
+
+printf 'module cleancheck\n\ngo 1.19\n\nrequire %s v0.0.0\n\nreplace %s => /tmp/clients/go-module\n' \
+    "$go_module" "$go_module" >"$inside/go-project/go.mod"
+cat >"$inside/go-project/hello_test.go" <<GO
+package cleancheck
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"$go_module/kakapotest"
+)
+
+func TestHello(t *testing.T) {
+	session := kakapotest.Session(t)
+	answer, err := session.Client.Get(os.Getenv("UPSTREAM") + "/hello.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer answer.Body.Close()
+	body, _ := io.ReadAll(answer.Body)
+	if strings.TrimSpace(string(body)) != "hello from the upstream outside the root" {
+		t.Fatalf("answered %q", body)
+	}
+}
+GO
+go_env=(CGO_ENABLED=0 GOPROXY=off GOFLAGS=-mod=mod GOCACHE=/tmp/clients/gocache GOPATH=/tmp/clients/gopath)
+
+run_clients() {
+    local mode=$1
+    runner KAKAPO_RECORD="$mode" sh -c 'cd /tmp/clients/py-project && /tmp/clients/venv/bin/python -m pytest -q -p no:cacheprovider' >&2 ||
+        fail "pytest (KAKAPO_RECORD=$mode) failed in the root"
+    runner KAKAPO_RECORD="$mode" sh -c 'cd /tmp/clients/node-project && node --test test/' >&2 ||
+        fail "node --test (KAKAPO_RECORD=$mode) failed in the root"
+    in_root /usr/bin/env "UPSTREAM=http://127.0.0.1:$upstream_port" KAKAPO_RECORD="$mode" "${go_env[@]}" \
+        sh -c 'cd /tmp/clients/go-project && go test -count=1 ./...' >&2 || fail "go test (KAKAPO_RECORD=$mode) failed in the root"
+}
+
+say "pytest, node --test and go test record through the upstream"
+start_upstream
+run_clients once
+kill "$upstream_pid"
+wait "$upstream_pid" 2>/dev/null || true
+for cassette in py-project/cassettes/test_hello/test_hello.json node-project/test/cassettes/hello.test/hello.json; do
+    grep -q "hello.txt" "$inside/$cassette" || fail "no /hello.txt recorded in $cassette"
+done
+ls "$inside"/go-project/cassettes/*.json >/dev/null 2>&1 || fail "go test recorded no cassette in go-project/cassettes"
+say "pytest, node --test and go test replay with the upstream gone"
+run_clients none
+
+say "ok: $name runs on a clean Debian $suite with only: $packages; the wheels, the npm tarballs and the Go package record and replay there"

@@ -5,11 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What the tests use, installed only when missing (and said when it is): from the system's packages
-# (apt-get; sudo when not root) libcurl, zlib, brotli and zstd with headers, pkg-config and curl; nodejs;
-# chromium, chromium-driver, firefox-esr and libnss3-tools; tinyproxy; postgresql; python3-venv. From PyPI, into
+# (apt-get; sudo when not root) libcurl, zlib, brotli and zstd with headers, pkg-config and curl; nodejs,
+# node-undici and golang-go (the Node and Go client packages); chromium, chromium-driver, firefox-esr and libnss3-tools; tinyproxy; postgresql; python3-venv. From PyPI, into
 # .build/python-venv: pytest, pytest-xdist, requests, httpx, mcp, websockets, brotli, zstandard, selenium,
 # h2, grpcio and grpcio-tools.
-echo "tools/test.sh: installs what the tests use when it is missing: libcurl, zlib, brotli and zstd headers, pkg-config, curl, nodejs, chromium, chromium-driver, firefox-esr, libnss3-tools, tinyproxy and postgresql (apt-get), and the Python packages of the tests into .build/python-venv (PyPI)" >&2
+echo "tools/test.sh: installs what the tests use when it is missing: libcurl, zlib, brotli and zstd headers, pkg-config, curl, nodejs, node-undici, golang-go, chromium, chromium-driver, firefox-esr, libnss3-tools, tinyproxy and postgresql (apt-get), and the Python packages of the tests into .build/python-venv (PyPI)" >&2
 tools/setup.sh --tests
 
 log=$(mktemp)
@@ -41,13 +41,27 @@ trap 'tools/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "
 KAKAPO_TEST_POSTGRES_URL=$(tools/postgres.sh start "$pgdir")
 export KAKAPO_TEST_POSTGRES_URL KAKAPO_TEST_POSTGRES_DIR="$pgdir"
 
-# The inspector page's pure JavaScript modules, with Node's own test runner (Debian's nodejs when missing).
-if ! command -v node >/dev/null 2>&1; then
-    sudo=""
+# Debian's packages the JavaScript and Go tests need, installed when missing.
+apt_install() {
+    local sudo=""
     if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs >/dev/null
-fi
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+command -v node >/dev/null 2>&1 || apt_install nodejs
+command -v npm >/dev/null 2>&1 || apt_install npm
+[ -f /usr/share/nodejs/undici/package.json ] || apt_install node-undici
+command -v go >/dev/null 2>&1 || apt_install golang-go
+
+# The inspector page's pure JavaScript modules, with Node's own test runner.
 node --test Tests/InspectorJS/
+
+# The npm package kakapo-proxy (clients/node) with Node's test runner against the debug build: fetch(),
+# Debian's undici, child processes, the node:test adapter and stand-ins of Jest's and Vitest's hooks, and
+# its packed tarballs installed offline.
+KAKAPO_BIN="$PWD/.build/debug/kakapo" node --test clients/node/test/
+
+# The Go package kakapotest (clients/go) with go test, parallel subtests included; no module is fetched.
+(cd clients/go && KAKAPO_BIN="$PWD/../../.build/debug/kakapo" GOPROXY=off GOFLAGS=-mod=mod go test -count=1 ./...)
 
 # The real browser of the inspector's browser test: Debian's chromium and chromium-driver, selenium in the
 # venv (under CI=true the test fails when they are missing).

@@ -28,7 +28,7 @@ struct KakapoCommand: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                StandardStream.write(fullMessage(for: error) + "\n", to: 2)
                 Foundation.exit(ExitStatus.usage)
             }
             if error is any KakapoError { exit(withError: ExitStatus.failure(error)) }

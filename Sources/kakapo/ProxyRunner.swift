@@ -89,6 +89,7 @@ struct ProxyRunner {
     func serve<Result: Sendable>(while body: (Listening) async throws -> Result) async throws -> (
         Result, ProxySummary
     ) {
+        StandardStream.ignoreBrokenPipes()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = verbose ? .debug : .info
@@ -156,8 +157,8 @@ struct ProxyRunner {
         }
         // Written unbuffered, so a parent process reading a pipe sees it at once.
         let scheme = https.listensWithTLS ? "https" : "http"
-        let line = Data("kakapo listening on \(scheme)://\(displayHost):\(port)\n".utf8)
-        (announcesOnStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(line)
+        StandardStream.write(
+            "kakapo listening on \(scheme)://\(displayHost):\(port)\n", to: announcesOnStandardError ? 2 : 1)
         if let admin = server.adminPort {
             logger.info(
                 "inspector and admin API for pages: http://\(displayHost):\(admin)/__kakapo/ui (pages on port \(port) cannot use the admin API)"
@@ -247,5 +248,5 @@ extension ProxySummary {
 }
 
 func standardError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardStream.write(text + "\n", to: 2)
 }

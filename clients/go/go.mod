@@ -1,0 +1,3 @@
+module github.com/OWNER/kakapo/clients/go
+
+go 1.19
