@@ -10,7 +10,7 @@
 # With --clients DIST it also proves the package managers' packages tools/release.sh wrote into DIST: in a
 # root that has Debian's python3, nodejs, npm and golang-go (and still no Swift), it installs the
 # kakapo-proxy and pytest-kakapo wheels with `pip --no-index` (pytest's and requests' wheels are downloaded
-# here, outside the root), the npm tarballs with `npm install --offline`, and the Go package from its folder
+# first), the npm tarballs with `npm install --offline`, and the Go package from its folder
 # (GOPROXY=off), and runs one test in pytest, node:test and go test each: recorded through the upstream,
 # then replayed with it gone. pytest and node find the binary in their packages (PATH has no kakapo);
 # go test finds the archive's, on PATH.
@@ -20,7 +20,7 @@
 #   tools/check-clean-machine.sh --prepare      # only make (and cache) the clean root
 #
 # Needs root (debootstrap, chroot, mount), debootstrap, curl, python3 and a Debian mirror (and PyPI for
-# pytest's wheels, with --clients).
+# pytest's and requests' wheels, with --clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -215,9 +215,6 @@ npm_platform=$clients/kakapo-proxy-linux-x64-$version.tgz
 [ -f "$npm_main" ] && [ -f "$npm_platform" ] || fail "no $npm_main and $npm_platform (clients/node/pack.sh)"
 inside=$root/tmp/clients
 mkdir -p "$inside/pypi" "$inside/py-project" "$inside/node-project/test" "$inside/go-project"
-say "downloading pytest's and requests' wheels here, for pip --no-index in the root"
-python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --dest "$inside/pypi" 'pytest>=8' requests >&2 ||
-    fail "pip download of pytest and requests failed"
 cp "$wheel" "$plugin" "$npm_main" "$npm_platform" "$inside/"
 cp -r clients/go "$inside/go-module"
 go_module=$(sed -n 's/^module *//p' clients/go/go.mod)
@@ -225,8 +222,12 @@ go_module=$(sed -n 's/^module *//p' clients/go/go.mod)
 # The environment of the runners: no kakapo on PATH (the packages carry it) but for go test.
 runner() { in_root /usr/bin/env PATH=/usr/bin:/bin "UPSTREAM=http://127.0.0.1:$upstream_port" "$@"; }
 
-say "pip install of the two wheels with no index"
 in_root python3 -m venv /tmp/clients/venv >&2 || fail "python3 -m venv failed in the root"
+# pytest's and requests' wheels for the root's Python, fetched first, so that the install has no index.
+say "downloading pytest's and requests' wheels, for pip --no-index"
+in_root /tmp/clients/venv/bin/pip download -q --disable-pip-version-check --only-binary=:all: --dest /tmp/clients/pypi \
+    'pytest>=8' requests >&2 || fail "pip download of pytest and requests failed in the root"
+say "pip install of the two wheels with no index"
 in_root /tmp/clients/venv/bin/pip install -q --disable-pip-version-check --no-index --find-links /tmp/clients/pypi \
     "/tmp/clients/$(basename "$wheel")" "/tmp/clients/$(basename "$plugin")" requests >&2 || fail "pip install of the wheels failed"
 printf '[pytest]\n' >"$inside/py-project/pytest.ini"

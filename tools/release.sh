@@ -109,8 +109,12 @@ say "building the kakapo-proxy and pytest-kakapo wheels"
 rm -f dist/kakapo_proxy-"$version"-*.whl dist/pytest_kakapo-*.whl
 SOURCE_DATE_EPOCH=$mtime python3 tools/build-wheel.py "$kakapo" dist >&2
 python3 -m pip wheel -q --disable-pip-version-check --no-deps --wheel-dir dist clients/python >&2
-say "packing the npm packages"
-clients/node/pack.sh "$kakapo" dist >&2
+if [ "$arch" = x86_64 ]; then
+    say "packing the npm packages"
+    clients/node/pack.sh "$kakapo" dist >&2
+else
+    say "no npm packages: clients/node has a platform package for linux-x64 only (this is $arch)"
+fi
 
 # Reproducible: sorted names, no owners, one time, gzip without a timestamp.
 tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -cf - "$name" |
@@ -119,6 +123,7 @@ tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -c
 rm -rf "$stage"
 say "needs: $needed(glibc $glibc, GLIBCXX_$glibcxx)"
 say "dist/$name.tar.gz ($(du -h "dist/$name.tar.gz" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$name.tar.gz.sha256")"
+shopt -s nullglob
 for package in dist/kakapo_proxy-"$version"-*.whl dist/pytest_kakapo-*.whl dist/kakapo-proxy-*"$version".tgz; do
     say "$package ($(du -h "$package" | cut -f1))"
 done
