@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 )
 
 // systemBundles are the usual places of the system's CA certificates as one PEM file (those Go's
@@ -25,11 +27,81 @@ var systemBundles = []string{
 	"/etc/ssl/cert.pem",                                 // Alpine, macOS, the BSDs
 }
 
+// processFolder is the private folder of this process, made when the user has no cache folder.
+var processFolder struct {
+	sync.Mutex
+	path string
+}
+
+// privateFolder is the folder of the CA bundle (what SSL_CERT_FILE points at) and of the lock around
+// `kakapo ca path`: kakapotest in the user's cache folder (os.UserCacheDir), made with mode 700. When
+// the user has no cache folder, or it cannot be made, it is a folder of this process's own in the
+// temporary directory. A folder another user could change is refused: one that is a symbolic link,
+// not a folder, owned by another user, or writable by its group or others.
+func privateFolder() (string, error) {
+	if cache, err := os.UserCacheDir(); err == nil && filepath.IsAbs(cache) {
+		folder := filepath.Join(cache, "kakapotest")
+		err := os.MkdirAll(cache, 0o700)
+		if err == nil {
+			if err = os.Mkdir(folder, 0o700); errors.Is(err, fs.ErrExist) {
+				err = nil // checked below, whatever is there
+			}
+		}
+		if err == nil {
+			return folder, checkPrivate(folder)
+		}
+		// A cache folder that cannot be made (a read-only or missing HOME): the process's own folder.
+	}
+	processFolder.Lock()
+	defer processFolder.Unlock()
+	if processFolder.path == "" {
+		folder, err := os.MkdirTemp("", "kakapotest-") // mode 700, a name no one else has
+		if err != nil {
+			return "", fmt.Errorf("a folder for the CA bundle: %v", err)
+		}
+		processFolder.path = folder
+	}
+	return processFolder.path, checkPrivate(processFolder.path)
+}
+
+// removeProcessFolder removes the process's own folder (see privateFolder), when it made one.
+func removeProcessFolder() {
+	processFolder.Lock()
+	defer processFolder.Unlock()
+	if processFolder.path != "" {
+		os.RemoveAll(processFolder.path)
+		processFolder.path = ""
+	}
+}
+
+// checkPrivate says why folder cannot hold the CA bundle, if it cannot: it must be a folder (not a
+// symbolic link to one) that only this user can change.
+func checkPrivate(folder string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("kakapotest keeps its CA bundle and lock in %s, and refuses it: %s. "+
+			"Remove it (kakapotest makes it again, with mode 700), or chmod 700 it if it is yours", folder, why)
+	}
+	info, err := os.Lstat(folder)
+	if err != nil {
+		return fmt.Errorf("the folder of kakapotest's CA bundle and lock: %v", err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return refuse("it is a symbolic link, not a folder")
+	}
+	if !info.IsDir() {
+		return refuse("it is not a folder")
+	}
+	if why := notPrivate(info); why != "" {
+		return refuse(why)
+	}
+	return nil
+}
+
 // kakapoCA is the path of Kakapo's CA certificate, from `kakapo ca path` (which makes the CA on its
 // first use). Two test binaries doing that at once on a fresh HOME could see each other's half-made
 // CA: one at a time, through a lock file.
-func kakapoCA(binary, caDir string) (string, error) {
-	unlock, err := lockFile(filepath.Join(os.TempDir(), "kakapotest-ca-"+strconv.Itoa(os.Getuid())+".lock"))
+func kakapoCA(binary, caDir, folder string) (string, error) {
+	unlock, err := lockFile(filepath.Join(folder, "ca.lock"))
 	if err != nil {
 		return "", fmt.Errorf("the lock around %s ca path: %v", binary, err)
 	}
@@ -57,9 +129,9 @@ func kakapoCA(binary, caDir string) (string, error) {
 
 // caBundle writes a PEM file of the system's CA certificates and Kakapo's (the one every client of
 // a session trusts) and returns its path, with the same certificates as a pool for Session.Client.
-// The file is named after its content, in a folder of the temporary directory, so every run with
-// the same CAs shares it and nothing is left to clean up.
-func caBundle(caFile string) (string, *x509.CertPool, error) {
+// The file is named after its content, in folder (privateFolder), so every run with the same CAs
+// shares it.
+func caBundle(caFile, folder string) (string, *x509.CertPool, error) {
 	kakapo, err := os.ReadFile(caFile)
 	if err != nil {
 		return "", nil, fmt.Errorf("Kakapo's CA: %v", err)
@@ -85,10 +157,6 @@ func caBundle(caFile string) (string, *x509.CertPool, error) {
 	parts = append(parts, bytes.TrimRight(kakapo, "\n"))
 	content := append(bytes.Join(parts, []byte("\n")), '\n')
 	sum := sha256.Sum256(content)
-	folder := filepath.Join(os.TempDir(), "kakapotest-"+strconv.Itoa(os.Getuid()))
-	if err := os.MkdirAll(folder, 0o700); err != nil {
-		return "", nil, fmt.Errorf("the CA bundle's folder: %v", err)
-	}
 	bundle := filepath.Join(folder, "ca-bundle-"+hex.EncodeToString(sum[:8])+".pem")
 	if existing, err := os.ReadFile(bundle); err == nil && bytes.Equal(existing, content) {
 		return bundle, roots, nil

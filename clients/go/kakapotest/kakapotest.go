@@ -22,6 +22,7 @@ package kakapotest
 import (
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,10 +30,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Modes are the record modes Kakapo knows. once replays when the cassette exists and records
@@ -203,19 +208,24 @@ func (s *Server) Session(t testing.TB, opts ...Options) *Recorder {
 	if o.Store != "" {
 		body["store"] = o.Store
 	}
-	var answer struct {
-		ID       string `json:"id"`
-		Cassette string `json:"cassette"`
-		Mode     string `json:"mode"`
-		Proxy    string `json:"proxy"`
-	}
+	// Every member is read on its own: an answer that names the session but is unusable otherwise
+	// still lets the session be ended below.
+	var answer map[string]json.RawMessage
 	if err := run.call("POST", "/__kakapo/sessions", body, &answer); err != nil {
 		t.Fatalf("kakapotest: %v", err)
 	}
-	session, err := newSession(run, file, o, answer.ID, answer.Mode, answer.Proxy)
+	id, _ := jsonString(answer["id"])
+	session, err := newSession(run, file, o, answer)
 	if err != nil {
-		// The session is open: end it, so its cassette is not held until the server's timeout.
-		_ = run.call("DELETE", "/__kakapo/sessions/"+url.PathEscape(answer.ID), nil, nil)
+		// The session may be open: end it, so its cassette is not held until the server's timeout.
+		if id != "" && len(id) <= maxText {
+			path := "/__kakapo/sessions/" + url.PathEscape(id)
+			if deleteErr := run.call("DELETE", path, nil, nil); deleteErr != nil {
+				err = fmt.Errorf("%v (and ending the session failed: %v)", err, deleteErr)
+			} else {
+				err = fmt.Errorf("%v (the session is ended: DELETE %s)", err, clip(path))
+			}
+		}
 		t.Fatalf("kakapotest: %v", err)
 	}
 	t.Cleanup(func() {
@@ -236,13 +246,28 @@ func recorded(file string) bool {
 	return false
 }
 
-func newSession(run *running, file string, o Options, id, mode, proxy string) (*Recorder, error) {
-	if id == "" || strings.ContainsAny(id, "/?#% ") {
-		return nil, fmt.Errorf("kakapo's answer to POST /__kakapo/sessions has no usable id: %q", id)
+// sessionID is what a session's id is made of (Kakapo's are 16 hexadecimal digits).
+var sessionID = regexp.MustCompile(`^[0-9A-Za-z]{1,128}$`)
+
+// newSession is the Recorder of the session Kakapo opened, from its answer to POST /__kakapo/sessions,
+// or an error that says what in the answer is unusable.
+func newSession(run *running, file string, o Options, answer map[string]json.RawMessage) (*Recorder, error) {
+	const what = "kakapo's answer to POST /__kakapo/sessions"
+	id, ok := jsonString(answer["id"])
+	if !ok || !sessionID.MatchString(id) {
+		return nil, fmt.Errorf("%s has no usable id (letters and digits): %s", what, quoted(answer["id"]))
 	}
-	proxyURL, err := url.Parse(proxy)
-	if err != nil || proxyURL.Scheme != "http" || proxyURL.Host == "" || proxyURL.User == nil {
-		return nil, fmt.Errorf("kakapo's answer to POST /__kakapo/sessions has no usable proxy URL: %q", proxy)
+	mode, ok := jsonString(answer["mode"])
+	if !ok || !validMode(mode) {
+		return nil, fmt.Errorf("%s has no record mode: %s", what, quoted(answer["mode"]))
+	}
+	proxy, ok := jsonString(answer["proxy"])
+	if !ok {
+		return nil, fmt.Errorf("%s has no usable proxy URL: %s", what, quoted(answer["proxy"]))
+	}
+	proxyURL, err := sessionProxy(proxy, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s has no usable proxy URL: %s: %v", what, quoted(answer["proxy"]), err)
 	}
 	transport := newTransport()
 	transport.Proxy = http.ProxyURL(proxyURL)
@@ -270,6 +295,69 @@ func newSession(run *running, file string, o Options, id, mode, proxy string) (*
 		session.Env = append(session.Env, name+"="+run.bundle)
 	}
 	return session, nil
+}
+
+// sessionProxy is proxy parsed, when it is a proxy URL that names session id on this machine:
+// http://ID:@127.0.0.1:PORT, or http://USER+ID@127.0.0.1:PORT with the forward proxy's credentials.
+func sessionProxy(proxy, id string) (*url.URL, error) {
+	parsed, err := url.Parse(proxy)
+	if err != nil {
+		return nil, errors.New("it does not parse")
+	}
+	if parsed.Scheme != "http" {
+		return nil, fmt.Errorf("its scheme is %q, not http", clip(parsed.Scheme))
+	}
+	if parsed.User == nil || (parsed.User.Username() != id && !strings.HasSuffix(parsed.User.Username(), "+"+id)) {
+		return nil, fmt.Errorf("it does not name session %s as its user", id)
+	}
+	if ip := net.ParseIP(parsed.Hostname()); ip == nil || !ip.IsLoopback() {
+		return nil, errors.New("its host is not a loopback address")
+	}
+	if port, err := strconv.Atoi(parsed.Port()); err != nil || port < 1 || port > 65535 {
+		return nil, errors.New("it has no port")
+	}
+	if (parsed.Path != "" && parsed.Path != "/") || parsed.RawQuery != "" || parsed.Fragment != "" || parsed.Opaque != "" {
+		return nil, errors.New("it has more than a scheme, a user, a host and a port")
+	}
+	return parsed, nil
+}
+
+// jsonString is raw as a string, when it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var text string
+	if len(raw) == 0 || json.Unmarshal(raw, &text) != nil {
+		return "", false
+	}
+	return text, true
+}
+
+// quoted is a JSON value of an answer for an error message: cut to a sensible length, or "nothing".
+func quoted(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	return clip(string(raw))
+}
+
+// maxText is the longest text of Kakapo's answers (a URL, a difference...) a report quotes.
+const maxText = 2000
+
+// clip is text from Kakapo made safe to print in a report: control characters (a newline that would
+// forge a line, a terminal's escapes) become U+FFFD, and text longer than maxText bytes is cut.
+func clip(text string) string {
+	if len(text) > maxText {
+		cut := maxText
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(text, string(utf8.RuneError)))
 }
 
 // newTransport is a copy of http.DefaultTransport's settings (a fresh one when a program replaced
@@ -318,31 +406,25 @@ func (s *Recorder) finish(t testing.TB) {
 		t.Logf("%s", unusedReport(s, summary))
 	}
 	if summary.Warning != "" {
-		t.Logf("kakapo: %s", summary.Warning)
+		t.Logf("kakapo: %s", clip(summary.Warning))
 	}
 }
 
 // MissReport is the text a strict session fails its test with: each request that missed, the
-// nearest recordings and how they differ.
+// nearest recordings and how they differ. Kakapo's text is quoted cut to a sensible length, with its
+// control characters replaced.
 func MissReport(s *Recorder, summary Summary) string {
 	count := len(summary.Misses)
 	if summary.MissCount > count {
 		count = summary.MissCount
 	}
-	cassette := summary.Cassette
-	if cassette == "" {
-		cassette = s.Cassette
-	}
-	mode := summary.Mode
-	if mode == "" {
-		mode = s.Mode
-	}
-	lines := []string{fmt.Sprintf("Kakapo: %d request(s) missed cassette %s (mode %s, session %s):", count, cassette, mode, s.ID)}
+	cassette, mode, id := reportNames(s, summary)
+	lines := []string{fmt.Sprintf("Kakapo: %d request(s) missed cassette %s (mode %s, session %s):", count, cassette, mode, id)}
 	for i, miss := range summary.Misses {
 		if i == 50 {
 			break
 		}
-		line := miss.Line
+		line := clip(miss.Line)
 		if line == "" {
 			line = orUnknown(miss.Method) + " " + orUnknown(miss.URL)
 		}
@@ -359,7 +441,7 @@ func MissReport(s *Recorder, summary Summary) string {
 				if k == 10 {
 					break
 				}
-				lines = append(lines, "      "+difference)
+				lines = append(lines, "      "+clip(difference))
 			}
 		}
 	}
@@ -370,11 +452,24 @@ func MissReport(s *Recorder, summary Summary) string {
 	return strings.Join(lines, "\n")
 }
 
-func unusedReport(s *Recorder, summary Summary) string {
-	cassette := summary.Cassette
-	if cassette == "" {
-		cassette = s.Cassette
+// reportNames are the cassette, mode and session id a report names: the summary's, else the
+// session's (s may be nil).
+func reportNames(s *Recorder, summary Summary) (cassette, mode, id string) {
+	cassette, mode, id = summary.Cassette, summary.Mode, summary.ID
+	if s != nil {
+		if cassette == "" {
+			cassette = s.Cassette
+		}
+		if mode == "" {
+			mode = s.Mode
+		}
+		id = s.ID
 	}
+	return orUnknown(cassette), orUnknown(mode), orUnknown(id)
+}
+
+func unusedReport(s *Recorder, summary Summary) string {
+	cassette, _, _ := reportNames(s, summary)
 	lines := []string{fmt.Sprintf("kakapo: recordings of cassette %s this test never used:", cassette)}
 	for i, unused := range summary.Unused {
 		if i == 100 {
@@ -383,18 +478,19 @@ func unusedReport(s *Recorder, summary Summary) string {
 		}
 		line := fmt.Sprintf("  unused: #%d %s %s", unused.Interaction, orUnknown(unused.Method), orUnknown(unused.URL))
 		if unused.Label != "" {
-			line += " " + unused.Label
+			line += " " + clip(unused.Label)
 		}
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
 }
 
+// orUnknown is text made safe to print (see clip), or "?" for none.
 func orUnknown(text string) string {
 	if text == "" {
 		return "?"
 	}
-	return text
+	return clip(text)
 }
 
 func validMode(mode string) bool {

@@ -175,6 +175,7 @@ type fakeT struct {
 	errors     []string
 	logs       []string
 	fatal      string
+	panics     []string // what the body or a clean-up panicked with
 	cleanups   []func()
 }
 
@@ -208,12 +209,20 @@ func (f *fakeT) Cleanup(cleanup func()) {
 	f.cleanups = append(f.cleanups, cleanup)
 }
 
-// run runs body as the fake test's body, then its clean-ups, last registered first.
+// run runs body as the fake test's body, then its clean-ups, last registered first. A panic is
+// recorded, not the end of the test binary.
 func (f *fakeT) run(body func(t testing.TB)) {
 	inGoroutine := func(step func()) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
+			defer func() {
+				if r := recover(); r != nil {
+					f.mu.Lock()
+					f.panics = append(f.panics, fmt.Sprint(r))
+					f.mu.Unlock()
+				}
+			}()
 			step()
 		}()
 		<-done
@@ -508,6 +517,9 @@ func fatalOf(t *testing.T, server *kakapotest.Server, name string, options kakap
 			server.Session(ft, options)
 		}
 	})
+	if len(fake.panics) > 0 {
+		t.Errorf("Session panicked: %q", fake.panics)
+	}
 	return fake.fatal
 }
 
@@ -706,29 +718,27 @@ func TestServerEndsWithTheTestBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the run: %v\n%s", err, out)
 	}
-	var url string
+	pid, start := 0, ""
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "kakapo at ") {
-			url = strings.TrimPrefix(line, "kakapo at ")
+		if strings.HasPrefix(line, "kakapo pid ") {
+			if _, err := fmt.Sscanf(line, "kakapo pid %d start %s", &pid, &start); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
 		}
 	}
-	if url == "" {
-		t.Fatalf("the run did not say where kakapo is:\n%s", out)
+	if pid <= 0 {
+		t.Fatalf("the run did not say kakapo's pid:\n%s", out)
 	}
-	// The test binary ended without stopping kakapo, with a session open: SIGTERM ends kakapo.
-	client := &http.Client{Timeout: 10 * time.Second}
+	// The test binary ended without stopping kakapo, with a session open: SIGTERM ends kakapo. The
+	// replay waits for the process to be gone, so it never races what kakapo does last.
 	deadline := time.Now().Add(hangGuard)
-	for {
-		response, err := client.Get(url + "/__kakapo/health")
-		if err != nil {
-			break
-		}
-		response.Body.Close()
+	for !processEnded(pid, start) {
 		if time.Now().After(deadline) {
-			t.Fatalf("kakapo at %s still answers after the test binary ended", url)
+			t.Fatalf("kakapo (pid %d) still runs %s after the test binary ended", pid, hangGuard)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
+	t.Logf("kakapo (pid %d) has ended", pid)
 	// What the open session recorded is kept (saved, or in the cassette's journal): the next run replays it.
 	up.Close()
 	out, err = scenario(t, dir, "orphan-replay", "KAKAPOTEST_UPSTREAM="+up.URL, "KAKAPO_RECORD=none")
@@ -763,7 +773,8 @@ func TestScenario(t *testing.T) {
 			k := kakapotest.Session(t)
 			got := get(t, k.Client, up+"/users/1")
 			if name == "orphan" {
-				fmt.Printf("kakapo at %s\n", k.URL)
+				pid := kakapotest.DefaultServerPID()
+				fmt.Printf("kakapo pid %d start %s\n", pid, processStart(pid))
 				os.Exit(0) // as a test binary that ends without Main stopping kakapo, nor the session ending
 			}
 			if k.Mode != "none" || got.status != 200 || got.body != userBody("1") || got.header.Get("X-Kakapo-Source") != "cassette" {

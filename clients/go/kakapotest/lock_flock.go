@@ -7,9 +7,10 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive lock on the file at path (made if missing) and returns its release.
+// lockFile takes an exclusive lock on the file at path (made if missing, never through a symbolic
+// link) and returns its release.
 func lockFile(path string) (func(), error) {
-	file, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	file, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,7 @@ func Run(m *testing.M, options ...ServerOptions) int {
 	if err := server.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "kakapotest: %v\n", err)
 	}
+	removeProcessFolder()
 	return code
 }
 
@@ -276,11 +277,15 @@ func (s *Server) start(given string) (*running, error) {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("the cassette folder %s is not a folder", dir)
 	}
-	caFile, err := kakapoCA(binary, caDirArgument(s.options.Args))
+	folder, err := privateFolder()
 	if err != nil {
 		return nil, err
 	}
-	bundle, roots, err := caBundle(caFile)
+	caFile, err := kakapoCA(binary, caDirArgument(s.options.Args), folder)
+	if err != nil {
+		return nil, err
+	}
+	bundle, roots, err := caBundle(caFile, folder)
 	if err != nil {
 		return nil, err
 	}
@@ -529,13 +534,16 @@ func (run *running) endSession(id string) (Summary, error) {
 	}
 	var summary Summary
 	if status == http.StatusInternalServerError && json.Unmarshal(raw, &summary) == nil && summary.SaveError != "" {
-		return summary, fmt.Errorf("kakapo could not save cassette %s: %s", summary.Cassette, summary.SaveError)
+		return summary, fmt.Errorf("kakapo could not save cassette %s: %s", orUnknown(summary.Cassette), clip(summary.SaveError))
 	}
 	if status < 200 || status > 299 {
 		return Summary{}, answerError("DELETE", path, status, raw)
 	}
 	if err := json.Unmarshal(raw, &summary); err != nil {
 		return Summary{}, fmt.Errorf("kakapo's answer to DELETE %s is not a session summary: %v", path, err)
+	}
+	if summary.ID != id {
+		return Summary{}, fmt.Errorf("kakapo's answer to DELETE %s is not the summary of session %s (its id is %s)", path, id, orUnknown(summary.ID))
 	}
 	return summary, nil
 }
