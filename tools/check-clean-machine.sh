@@ -9,10 +9,10 @@
 #
 # With --clients DIST it also proves the package managers' packages tools/release.sh wrote into DIST: in a
 # root that has Debian's python3, nodejs, npm and golang-go (and still no Swift), it installs the
-# kakapo-proxy and pytest-kakapo wheels with `pip --no-index` (pytest's and requests' wheels are downloaded
-# first), the npm tarballs with `npm install --offline`, and the Go package from its folder
-# (GOPROXY=off), and runs one test in pytest, node:test and go test each: recorded through the upstream,
-# then replayed with it gone. pytest and node find the binary in their packages (PATH has no kakapo);
+# kakapo-proxy and pytest-kakapo wheels with `pip --no-index` (pytest's and requests' wheels for the
+# root's Python are downloaded here first), the npm tarballs with `npm install --offline`, and the Go
+# package from its folder (GOPROXY=off), and runs one test in pytest, node:test and go test each: recorded
+# through the upstream, then replayed with it gone. pytest and node find the binary in their packages (PATH has no kakapo);
 # go test finds the archive's, on PATH.
 #
 #   tools/check-clean-machine.sh dist/kakapo-VERSION-linux-ARCH.tar.gz
@@ -223,10 +223,12 @@ go_module=$(sed -n 's/^module *//p' clients/go/go.mod)
 runner() { in_root /usr/bin/env PATH=/usr/bin:/bin "UPSTREAM=http://127.0.0.1:$upstream_port" "$@"; }
 
 in_root python3 -m venv /tmp/clients/venv >&2 || fail "python3 -m venv failed in the root"
-# pytest's and requests' wheels for the root's Python, fetched first, so that the install has no index.
-say "downloading pytest's and requests' wheels, for pip --no-index"
-in_root /tmp/clients/venv/bin/pip download -q --disable-pip-version-check --only-binary=:all: --dest /tmp/clients/pypi \
-    'pytest>=8' requests >&2 || fail "pip download of pytest and requests failed in the root"
+# pytest's and requests' wheels for the root's Python, fetched here first (with this machine's pip
+# settings: a package mirror or proxy the root knows nothing of), so that the install has no index.
+root_python=$(in_root python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') || fail "no python3 in the root"
+say "downloading pytest's and requests' wheels for the root's Python $root_python, for pip --no-index"
+python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --python-version "$root_python" \
+    --dest "$inside/pypi" 'pytest>=8' requests >&2 || fail "pip download of pytest and requests failed"
 say "pip install of the two wheels with no index"
 in_root /tmp/clients/venv/bin/pip install -q --disable-pip-version-check --no-index --find-links /tmp/clients/pypi \
     "/tmp/clients/$(basename "$wheel")" "/tmp/clients/$(basename "$plugin")" requests >&2 || fail "pip install of the wheels failed"
