@@ -9,12 +9,19 @@ export interface AdapterOptions {
   match?: Match;
   store?: 'own' | 'shared';
   ignoreHosts?: string[];
-  /** The cassette for a test, relative to the cassettes/ folder beside the test file. */
+  /**
+   * The cassette for a test, relative to the cassettes/ folder beside the test file. `name` is the test's
+   * name as the runner gives it: with its describe blocks' (Jest, Vitest; node:test on Node 22.3 and 20.16
+   * on, `outer > test`), else its own.
+   */
   cassette?: (test: { file: string; name: string }) => string;
   /** Route fetch() through the test's session (default true). */
   fetch?: boolean;
   /** Apply the session's environment to process.env during the test (default true). */
   env?: boolean;
+  /** The sessions' dispatchers' headersTimeout and bodyTimeout, in ms (default 300000 each; 0: none). */
+  headersTimeout?: number;
+  bodyTimeout?: number;
   /** The test file, when the adapter cannot tell it. */
   file?: string;
   binary?: string;

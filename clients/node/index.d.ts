@@ -17,6 +17,10 @@ export interface ServerOptions {
   ignoreHosts?: string[];
   /** How long Kakapo may take to say its port, in ms (default 60000). */
   startTimeout?: number;
+  /** The sessions' dispatchers' headersTimeout, in ms (default 300000, undici's; 0: none). */
+  headersTimeout?: number;
+  /** The sessions' dispatchers' bodyTimeout, in ms (default 300000, undici's; 0: none). */
+  bodyTimeout?: number;
 }
 
 export interface Match {
@@ -38,6 +42,17 @@ export interface OpenOptions {
   fetch?: boolean;
   /** Apply `env` to process.env while the session is open. Default false (the adapters: true). */
   env?: boolean;
+  /** Mode none on a cassette that does not exist is an error (default true); false opens it, and every request misses. */
+  requireCassette?: boolean;
+  /**
+   * The dispatcher's wait for response headers, in ms (else the server's option, else 300000; 0: none):
+   * the connection to Kakapo and an https: tunnel (CONNECT, TLS handshake) are bounded by it too.
+   * A request past it fails with an error whose code is UND_ERR_HEADERS_TIMEOUT (UND_ERR_CONNECT_TIMEOUT
+   * for the connection or tunnel).
+   */
+  headersTimeout?: number;
+  /** The dispatcher's wait between pieces of a response body, in ms (else the server's, else 300000; 0: none): UND_ERR_BODY_TIMEOUT. */
+  bodyTimeout?: number;
 }
 
 export interface Near {
@@ -71,6 +86,10 @@ export interface Summary {
 
 /** An undici-style dispatcher: fetch(url, { dispatcher }), undici.request(url, { dispatcher }). */
 export declare class KakapoDispatcher {
+  /** Default headersTimeout of its requests, in ms (a request's dispatch options may name its own). */
+  readonly headersTimeout: number;
+  /** Default bodyTimeout of its requests, in ms. */
+  readonly bodyTimeout: number;
   dispatch(options: object, handler: object): boolean;
   close(): Promise<void>;
   close(callback: (error: Error | null) => void): void;

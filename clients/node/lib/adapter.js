@@ -13,7 +13,8 @@ const SERVER_OPTIONS = ['binary', 'cassetteDir', 'serveArgs', 'startTimeout'];
 /**
  * options: mode, strict (default true), match, store, ignoreHosts, cassette (({ file, name }) => path,
  * relative to the cassettes/ folder beside the test file), fetch (default true), env (default true),
- * and for the server: binary, cassetteDir (default: the working directory), serveArgs.
+ * headersTimeout and bodyTimeout (the sessions' dispatchers', ms), and for the server: binary,
+ * cassetteDir (default: the working directory), serveArgs.
  */
 function createAdapter(runner, options = {}) {
   // A record mode that is none of the five (KAKAPO_RECORD=sometimes) fails the test file as it loads,
@@ -61,6 +62,8 @@ function createAdapter(runner, options = {}) {
       ignoreHosts: options.ignoreHosts,
       fetch: options.fetch !== false,
       env: options.env !== false,
+      headersTimeout: options.headersTimeout,
+      bodyTimeout: options.bodyTimeout,
       // A test that sends nothing records no cassette: replaying it must not fail. Its requests, if it
       // sends any, miss, and the report says the cassette does not exist.
       requireCassette: false,
@@ -88,7 +91,7 @@ function createAdapter(runner, options = {}) {
     }
   }
 
-  return { handle, before, after };
+  return { handle, before, after, cassetteFor };
 }
 
 exports.createAdapter = createAdapter;

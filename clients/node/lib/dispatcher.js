@@ -11,6 +11,13 @@
 // The handler protocol is undici's (Dispatcher.dispatch(opts, handler)): onConnect(abort), then
 // onHeaders(statusCode, rawHeaders as Buffers [name, value, ...], resume, statusText) (false: pause until
 // resume()), onData(chunk) (false: pause), onComplete(trailers), or onError(error) once instead.
+//
+// Timeouts, as undici's (dispatch options headersTimeout and bodyTimeout, else the dispatcher's, else
+// 300 s each; 0 turns one off): the connection to Kakapo, and for https: the CONNECT tunnel and the TLS
+// handshake inside it, within headersTimeout (else UND_ERR_CONNECT_TIMEOUT); the response headers
+// within headersTimeout of the request's end (UND_ERR_HEADERS_TIMEOUT); then each piece of the body
+// within bodyTimeout of the one before, not counting time the handler keeps it paused
+// (UND_ERR_BODY_TIMEOUT). They fail the request through onError, as any error does.
 
 const http = require('node:http');
 const https = require('node:https');
@@ -21,6 +28,38 @@ const { types } = require('node:util');
 const { KakapoError } = require('./errors');
 
 const MAX_REFUSAL_TEXT = 2000;
+// undici's defaults.
+const DEFAULT_HEADERS_TIMEOUT_MS = 300_000;
+const DEFAULT_BODY_TIMEOUT_MS = 300_000;
+
+/** A timeout option: `value` (ms; 0: none) when given, else `fallback`; anything else is a TypeError. */
+function timeoutValue(value, fallback, name) {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    const error = new TypeError(`kakapo-proxy: ${name} must be a number of milliseconds, 0 or more (0: no timeout), not ${String(value)}`);
+    error.code = 'UND_ERR_INVALID_ARG';
+    throw error;
+  }
+  return value;
+}
+
+function timeoutError(name, code, message) {
+  const error = new Error(message);
+  error.name = name;
+  error.code = code;
+  return error;
+}
+
+function connectTimeoutError(what, ms) {
+  return timeoutError('ConnectTimeoutError', 'UND_ERR_CONNECT_TIMEOUT', `Connect Timeout Error: ${what} within ${ms} ms (headersTimeout)`);
+}
+
+function startTimer(ms, onTimeout) {
+  if (!(ms > 0)) return null;
+  const timer = setTimeout(onTimeout, ms);
+  if (typeof timer.unref === 'function') timer.unref(); // the request's socket keeps the process up
+  return timer;
+}
 
 function abortError(reason) {
   if (reason instanceof Error) return reason;
@@ -101,24 +140,41 @@ function hostForConnect(host, port) {
   return net.isIPv6(bare) ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
-/** A node:https agent whose connections are TLS inside a CONNECT tunnel through Kakapo. */
+/**
+ * A node:https agent whose connections are TLS inside a CONNECT tunnel through Kakapo. A tunnel is made
+ * within the request's `setupTimeout` (ms; 0: no limit), else the request fails with a ConnectTimeoutError;
+ * destroy() ends the tunnels being made too.
+ */
 class TunnelAgent extends https.Agent {
   constructor({ proxyHost, proxyPort, authorization, ca }) {
     super({ keepAlive: true, ca });
     this.proxyHost = proxyHost;
     this.proxyPort = proxyPort;
     this.authorization = authorization;
+    this.setups = new Set();
   }
 
   createConnection(options, callback) {
     const host = String(options.host || options.hostname || 'localhost').replace(/^\[|\]$/g, '');
     const target = hostForConnect(host, options.port || 443);
+    const setupTimeout = typeof options.setupTimeout === 'number' ? options.setupTimeout : DEFAULT_HEADERS_TIMEOUT_MS;
     let finished = false;
+    let tunnel = null;
+    let secure = null;
+    const abandon = () => {
+      connect.destroy();
+      if (tunnel) tunnel.destroy();
+      if (secure) secure.destroy();
+    };
     const finish = (error, socket) => {
       if (finished) return;
       finished = true;
+      clearTimeout(timer);
+      this.setups.delete(abort);
+      if (error) abandon();
       callback(error, socket);
     };
+    const abort = (error) => finish(error || new KakapoError(`the tunnel to ${target} was abandoned: the dispatcher closed`));
     const connect = http.request({
       host: this.proxyHost,
       port: this.proxyPort,
@@ -128,15 +184,23 @@ class TunnelAgent extends https.Agent {
       agent: false,
       setHost: false,
     });
+    const timer = startTimer(setupTimeout, () =>
+      finish(connectTimeoutError(`no tunnel to ${target} through kakapo at ${this.proxyHost}:${this.proxyPort} (CONNECT and TLS handshake)`, setupTimeout)),
+    );
+    this.setups.add(abort);
     connect.once('connect', (response, socket, head) => {
+      tunnel = socket;
+      if (finished) {
+        socket.destroy();
+        return;
+      }
       if (response.statusCode !== 200) {
         const said = head && head.length ? `: ${head.toString('utf8', 0, MAX_REFUSAL_TEXT).trim()}` : '';
-        socket.destroy();
         finish(new KakapoError(`kakapo refused the tunnel to ${target}: ${response.statusCode} ${response.statusMessage}${said}`));
         return;
       }
       if (head && head.length) socket.unshift(head);
-      const secure = tls.connect({
+      secure = tls.connect({
         socket,
         host,
         servername: net.isIP(host) ? undefined : options.servername || host,
@@ -144,16 +208,16 @@ class TunnelAgent extends https.Agent {
         ALPNProtocols: ['http/1.1'],
       });
       secure.once('secureConnect', () => finish(null, secure));
-      secure.once('error', (error) => {
-        if (!finished) {
-          socket.destroy();
-          finish(error);
-        }
-      });
+      secure.once('error', (error) => finish(error));
     });
     connect.once('error', (error) => finish(new KakapoError(`cannot reach kakapo at ${this.proxyHost}:${this.proxyPort} for a tunnel to ${target}: ${error.message}`, { cause: error })));
     connect.end();
     return undefined; // the callback gets the socket
+  }
+
+  destroy() {
+    for (const abort of [...this.setups]) abort();
+    super.destroy();
   }
 }
 
@@ -167,6 +231,28 @@ class Exchange {
     this.done = false;
     this.request = null;
     this.response = null;
+    this.timer = null;
+    this.phase = null; // what the timer waits for: 'connect', 'headers' or 'body'
+    this.headersTimeout = DEFAULT_HEADERS_TIMEOUT_MS;
+    this.bodyTimeout = DEFAULT_BODY_TIMEOUT_MS;
+  }
+
+  /** The one timer of the exchange's present phase: connecting, waiting for headers, for body data. */
+  setTimer(phase, ms, makeError) {
+    this.clearTimer();
+    this.phase = phase;
+    this.timer = startTimer(ms, () => {
+      this.timer = null;
+      this.fail(makeError());
+    });
+  }
+
+  clearTimer() {
+    this.phase = null;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
   }
 
   start() {
@@ -179,14 +265,44 @@ class Exchange {
     }
     if (this.done) return; // aborted in onConnect
     try {
+      this.headersTimeout = timeoutValue(this.opts.headersTimeout, this.dispatcher.headersTimeout, 'headersTimeout');
+      this.bodyTimeout = timeoutValue(this.opts.bodyTimeout, this.dispatcher.bodyTimeout, 'bodyTimeout');
       this.request = this.makeRequest();
     } catch (error) {
       this.fail(error);
       return;
     }
-    this.request.on('response', (response) => this.onResponse(response));
-    this.request.on('error', (error) => this.fail(error));
+    const request = this.request;
+    request.on('response', (response) => this.onResponse(response));
+    request.on('error', (error) => this.fail(error));
+    if (this.origin.protocol === 'http:') {
+      // The connection to Kakapo (the tunnel of an https: request is bounded by its agent).
+      request.on('socket', (socket) => {
+        if (this.done || !socket.connecting) return;
+        const what = `cannot connect to kakapo at ${this.dispatcher.proxyHost}:${this.dispatcher.proxyPort}`;
+        this.setTimer('connect', this.headersTimeout, () => connectTimeoutError(what, this.headersTimeout));
+        socket.once('connect', () => {
+          if (this.phase === 'connect') this.clearTimer();
+        });
+      });
+    }
+    // The request is all sent: the response headers are due.
+    request.on('finish', () => {
+      if (this.done || this.response) return;
+      const ms = this.headersTimeout;
+      this.setTimer('headers', ms, () =>
+        timeoutError('HeadersTimeoutError', 'UND_ERR_HEADERS_TIMEOUT', `Headers Timeout Error: no response headers from kakapo within ${ms} ms of the request (headersTimeout)`),
+      );
+    });
     this.sendBody();
+  }
+
+  /** Waits for the next piece of the body (while the handler does not keep it paused). */
+  awaitBody() {
+    const ms = this.bodyTimeout;
+    this.setTimer('body', ms, () =>
+      timeoutError('BodyTimeoutError', 'UND_ERR_BODY_TIMEOUT', `Body Timeout Error: no response body data from kakapo for ${ms} ms (bodyTimeout)`),
+    );
   }
 
   makeRequest() {
@@ -229,6 +345,7 @@ class Exchange {
         headers: headerObject(pairs),
         agent: dispatcher.tunnelAgent,
         setHost: false,
+        setupTimeout: this.headersTimeout, // the tunnel's CONNECT and TLS handshake (TunnelAgent)
       });
     }
     throw new KakapoError(`kakapo-proxy cannot send a request to ${origin.origin}: only http: and https: origins`);
@@ -296,9 +413,19 @@ class Exchange {
       return;
     }
     this.response = response;
+    this.clearTimer();
     const handler = this.handler;
+    let paused = false;
     const resume = () => {
-      if (!this.done) response.resume();
+      if (this.done || !paused) return;
+      paused = false;
+      this.awaitBody();
+      response.resume();
+    };
+    const pause = () => {
+      paused = true;
+      this.clearTimer(); // a paused body is the handler's wait, not Kakapo's
+      response.pause();
     };
     let goOn;
     try {
@@ -317,10 +444,13 @@ class Exchange {
         this.abort(error);
         return;
       }
-      if (more === false) response.pause();
+      if (this.done) return;
+      if (more === false) pause();
+      else if (this.timer) this.timer.refresh();
     });
     response.on('end', () => {
       if (this.done) return;
+      this.clearTimer();
       this.done = true;
       this.dispatcher.finished(this);
       try {
@@ -339,7 +469,8 @@ class Exchange {
         this.fail(error);
       }
     });
-    if (goOn === false) response.pause();
+    if (goOn === false) pause();
+    else this.awaitBody();
   }
 
   abort(reason) {
@@ -351,6 +482,7 @@ class Exchange {
   fail(error) {
     if (this.done) return;
     this.done = true;
+    this.clearTimer();
     this.dispatcher.finished(this);
     if (this.response) this.response.destroy();
     if (this.request) this.request.destroy();
@@ -366,11 +498,14 @@ class Exchange {
  * Sends every request to Kakapo's forward proxy in one session. `proxyUrl` is the proxy
  * (http://127.0.0.1:PORT), `authorization` the Proxy-Authorization value that names the session,
  * `ca` the certificates trusted inside tunnels, `bypass(url)` says which origins go to `fallback()`
- * (another dispatcher) instead.
+ * (another dispatcher) instead. `headersTimeout` and `bodyTimeout` (ms, 0: none; default 300 s each, as
+ * undici's) apply to requests whose dispatch options do not name their own.
  */
 class KakapoDispatcher extends EventEmitter {
-  constructor({ proxyUrl, authorization, ca, bypass, fallback }) {
+  constructor({ proxyUrl, authorization, ca, bypass, fallback, headersTimeout, bodyTimeout }) {
     super();
+    this.headersTimeout = timeoutValue(headersTimeout, DEFAULT_HEADERS_TIMEOUT_MS, 'headersTimeout');
+    this.bodyTimeout = timeoutValue(bodyTimeout, DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeout');
     const proxy = new URL(proxyUrl);
     this.proxyHost = proxy.hostname.replace(/^\[|\]$/g, '');
     this.proxyPort = Number(proxy.port) || 80;
@@ -460,4 +595,7 @@ class KakapoDispatcher extends EventEmitter {
 }
 
 exports.KakapoDispatcher = KakapoDispatcher;
+exports.timeoutValue = timeoutValue;
+exports.DEFAULT_HEADERS_TIMEOUT_MS = DEFAULT_HEADERS_TIMEOUT_MS;
+exports.DEFAULT_BODY_TIMEOUT_MS = DEFAULT_BODY_TIMEOUT_MS;
 exports.headerPairs = headerPairs;

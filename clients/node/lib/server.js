@@ -60,21 +60,30 @@ function argument(args, name) {
   return found;
 }
 
-/** Whether the process `pid` has ended (a zombie counts: it is only waiting to be reaped). */
+/**
+ * Whether the process `pid` has ended (a zombie counts: it is only waiting to be reaped). Where there is
+ * a /proc (Linux), its stat file says; elsewhere (macOS, the BSDs), kill(pid, 0) says whether it is
+ * there at all, and ps whether it is a zombie.
+ */
 function hasEnded(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state === 'Z' || state === 'X';
-  } catch (error) {
-    if (error.code === 'ENOENT') return true;
+  if (fs.existsSync('/proc/self/stat')) {
     try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'Z' || state === 'X';
+    } catch (error) {
+      if (error.code === 'ENOENT') return true;
+      // unreadable: kill(pid, 0) below
     }
   }
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return error.code === 'ESRCH'; // EPERM: it is there (another user's)
+  }
+  // There, or a zombie (kill(pid, 0) succeeds on one too; at exit, Node no longer reaps its children).
+  const ps = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
+  return ps.status === 0 && /^\s*Z/.test(ps.stdout || '');
 }
 
 // Kakapo under a watchdog: the test process's death reaches the watchdog as SIGTERM (setpriv's
@@ -125,7 +134,8 @@ class KakapoServer {
    * options: binary (else KAKAPO_BIN, the platform package, PATH), cassetteDir (default: the working
    * directory), mode (the sessions' default; else KAKAPO_RECORD, else once), serveArgs (more
    * `kakapo serve` arguments), ignoreHosts (hosts fetch() and the environment's clients reach directly),
-   * startTimeout (ms).
+   * startTimeout (ms), headersTimeout and bodyTimeout (ms, 0: none; the sessions' dispatchers', default
+   * 300 s each).
    */
   constructor(options = {}) {
     const proc = realProcess();
@@ -460,6 +470,8 @@ function serverKey(options) {
     mode: options.mode || null,
     serveArgs: (options.serveArgs || []).map(String),
     ignoreHosts: (options.ignoreHosts || []).map(String),
+    headersTimeout: options.headersTimeout ?? null,
+    bodyTimeout: options.bodyTimeout ?? null,
   });
 }
 
@@ -469,7 +481,8 @@ function servers() {
 
 /**
  * The Kakapo server of this process for these options, started on first use: every later call with the
- * same options (binary, cassetteDir, mode, serveArgs, ignoreHosts) gets the same one.
+ * same options (binary, cassetteDir, mode, serveArgs, ignoreHosts, headersTimeout, bodyTimeout) gets the
+ * same one.
  */
 async function start(options = {}) {
   const key = serverKey(options);
@@ -502,3 +515,4 @@ exports.OTHER_PROXY_VARIABLES = OTHER_PROXY_VARIABLES;
 exports.recordMode = recordMode;
 exports.start = start;
 exports.stopAll = stopAll;
+exports.hasEnded = hasEnded;

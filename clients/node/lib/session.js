@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const tls = require('node:tls');
 const { KakapoError } = require('./errors');
-const { KakapoDispatcher } = require('./dispatcher');
+const { KakapoDispatcher, timeoutValue } = require('./dispatcher');
 const { missReport, unusedReport } = require('./report');
 const { environments } = require('./realm');
 const routing = require('./routing');
@@ -43,8 +43,48 @@ function proxyAuthorization(proxyUrl) {
   return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
 }
 
+// Kakapo's session ids are 16 hex digits; any token of URL-safe characters is taken.
+const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+
+function shown(value) {
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  if (text === undefined) text = String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/**
+ * What is wrong with Kakapo's answer to POST /__kakapo/sessions (a string), or null when it is usable:
+ * `id` a token of URL-safe characters, `proxy` an http: URL on 127.0.0.1 with a port, whose user name
+ * (decoded) is the id (or ends with `+ID`: Kakapo's forward-proxy user, `USER+ID`).
+ */
+function answerProblem(answer) {
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) return 'it is not an object';
+  const { id, proxy } = answer;
+  if (typeof id !== 'string' || !SESSION_ID.test(id)) return `its id ${shown(id)} is not a session id (letters, digits, . _ ~ -)`;
+  if (typeof proxy !== 'string') return `its proxy ${shown(proxy)} is not a URL`;
+  let url;
+  let user;
+  try {
+    url = new URL(proxy);
+    user = decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch (error) {
+    return `its proxy ${shown(proxy)} is not a URL kakapo-proxy can use (${error.message})`;
+  }
+  if (url.protocol !== 'http:' || url.hostname !== '127.0.0.1' || !url.port || url.pathname !== '/' || url.search || url.hash) {
+    return `its proxy ${shown(proxy)} is not http://ID:@127.0.0.1:PORT`;
+  }
+  if (user !== id && !user.endsWith(`+${id}`)) return `its proxy ${shown(proxy)} does not name the session ${id}`;
+  return null;
+}
+
 class Session {
-  constructor(server, { cassette, answer, strict, ignoreHosts }) {
+  constructor(server, { cassette, answer, strict, ignoreHosts, headersTimeout, bodyTimeout }) {
     this.server = server;
     /** The cassette file (absolute path). */
     this.cassette = cassette;
@@ -78,6 +118,8 @@ class Session {
         (url.port === ownAddress.port && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) ||
         listedHost(url, this.ignoreHosts),
       fallback: () => routing.original(),
+      headersTimeout,
+      bodyTimeout,
     });
     this.savedEnv = null;
     this.routed = false;
@@ -189,7 +231,11 @@ class Session {
  * inside it); `.json` is added when it has no extension. Options: mode (else the server's), strict
  * (default true), match, store, ignoreHosts, fetch (default true: route fetch() through it), env
  * (default false: applyEnv()), requireCassette (default true: mode none on a cassette that does not
- * exist is an error; false opens it, and every request misses).
+ * exist is an error; false opens it, and every request misses), headersTimeout and bodyTimeout (the
+ * dispatcher's, in ms; else the server's options', else 300 s each; 0: none).
+ *
+ * Kakapo's answer is checked before it is used: when it is not usable, or anything fails after Kakapo
+ * opened the session, the session is ended (DELETE) before the error is thrown.
  */
 async function openSession(server, cassette, options = {}) {
   const mode = options.mode !== undefined && options.mode !== null ? recordMode(options.mode) : server.mode;
@@ -212,21 +258,52 @@ async function openSession(server, cassette, options = {}) {
     throw new KakapoError(`cannot create the cassette folder ${path.dirname(file)}: ${error.message}`);
   }
   const strict = options.strict === undefined ? true : Boolean(options.strict);
+  const serverOptions = server.options || {};
+  let headersTimeout;
+  let bodyTimeout;
+  try {
+    headersTimeout = timeoutValue(options.headersTimeout, timeoutValue(serverOptions.headersTimeout, undefined, 'headersTimeout'), 'headersTimeout');
+    bodyTimeout = timeoutValue(options.bodyTimeout, timeoutValue(serverOptions.bodyTimeout, undefined, 'bodyTimeout'), 'bodyTimeout');
+  } catch (error) {
+    throw new KakapoError(error.message.replace(/^kakapo-proxy: /, ''));
+  }
   const body = { cassette: relative.split(path.sep).join('/'), mode, strict };
   if (options.match) body.match = options.match;
   if (options.store) body.store = options.store;
   const answer = await server.admin('POST', '/__kakapo/sessions', body);
-  if (!answer || typeof answer !== 'object' || !answer.id || !answer.proxy) {
-    throw new KakapoError(`kakapo's answer to POST /__kakapo/sessions has no id or proxy: ${JSON.stringify(answer)}`);
+  let session;
+  try {
+    const problem = answerProblem(answer);
+    if (problem) throw new KakapoError(`kakapo's answer to POST /__kakapo/sessions is not usable: ${problem}`);
+    const ignoreHosts = [...server.ignoreHosts, ...(options.ignoreHosts || []).map(String)];
+    session = new Session(server, { cassette: file, answer, strict, ignoreHosts, headersTimeout, bodyTimeout });
+    if (options.fetch !== false) session.routeFetch();
+    if (options.env) session.applyEnv();
+    return session;
+  } catch (error) {
+    // Kakapo holds the session open: end it, so that it is not left open (nor its cassette locked).
+    if (session) {
+      session.unrouteFetch();
+      session.restoreEnv();
+      session.dispatcher.destroy().catch(() => {});
+    }
+    const id = answer && typeof answer === 'object' ? answer.id : undefined;
+    let ended = '';
+    if (typeof id === 'string' && id) {
+      try {
+        await server.admin('DELETE', `/__kakapo/sessions/${encodeURIComponent(id)}`);
+        ended = ` (session ${shown(id)} ended)`;
+      } catch (deleting) {
+        ended = ` (and ending session ${shown(id)} failed: ${deleting.message})`;
+      }
+    }
+    const message = error instanceof KakapoError ? error.message : `cannot use kakapo's answer to POST /__kakapo/sessions: ${error.message}`;
+    throw new KakapoError(message + ended, { cause: error });
   }
-  const ignoreHosts = [...server.ignoreHosts, ...(options.ignoreHosts || []).map(String)];
-  const session = new Session(server, { cassette: file, answer, strict, ignoreHosts });
-  if (options.fetch !== false) session.routeFetch();
-  if (options.env) session.applyEnv();
-  return session;
 }
 
 exports.Session = Session;
 exports.openSession = openSession;
 exports.listedHost = listedHost;
+exports.answerProblem = answerProblem;
 exports.CA_VARIABLES = CA_VARIABLES;

@@ -47,7 +47,8 @@ function temporaryFolder(prefix = 'kakapo-node-test-') {
 
 /**
  * A local JSON API: GET /users/:id, POST echoes, /missing is 404, /big streams `bigSize` bytes in
- * pieces, /slow sends a piece and holds the rest until the client leaves. `hits` counts requests.
+ * pieces, /slow sends a piece and holds the rest until the client leaves, /hold answers nothing until
+ * the API closes. `hits` counts requests.
  */
 function handleApi(api, request, response) {
   api.hits += 1;
@@ -76,6 +77,8 @@ function handleApi(api, request, response) {
         response.end();
       };
       piece();
+    } else if (url.pathname === '/hold') {
+      api.held.push(response);
     } else if (url.pathname === '/slow') {
       response.writeHead(200, { 'Content-Type': 'text/plain' });
       response.write('first piece\n');

@@ -11,6 +11,7 @@ const helpers = require('../test-support/helpers');
 
 helpers.cleanEnvironment();
 const { fileSafe } = require('../lib/naming');
+const { KakapoError } = require('../lib/errors');
 
 const skip = helpers.haveCommand('curl') ? false : 'needs curl on PATH';
 
@@ -65,6 +66,37 @@ test('from ESM', async () => {
 });
 `;
 
+// Tests of one name: in two describe blocks (told apart where node:test gives hooks the full name), and
+// twice at the top (never told apart). HIDE_FULL_NAME makes this Node look like one whose hooks get a
+// test's own name only (Node 18, Node 20 before 20.16).
+const SAME_NAMES_TESTS = `
+const nodeTest = require('node:test');
+const { test, describe } = nodeTest;
+const assert = require('node:assert/strict');
+if (process.env.HIDE_FULL_NAME) {
+  nodeTest.beforeEach((t) => {
+    Object.defineProperty(Object.getPrototypeOf(t), 'fullName', { get() { return undefined; }, configurable: true });
+  });
+}
+require('kakapo-proxy/node-test').useKakapo();
+
+const API = process.env.API;
+const get = async (id) => {
+  const answer = await fetch(API + '/users/' + id);
+  assert.equal(answer.status, 200);
+  assert.equal((await answer.json()).id, String(id));
+};
+
+describe('users', () => {
+  test('gets one', () => get(1));
+});
+describe('admins', () => {
+  test('gets one', () => get(2));
+});
+test('twice', () => get(3));
+test('twice', () => get(4));
+`;
+
 let project;
 let api;
 
@@ -73,6 +105,7 @@ before(async () => {
   fs.mkdirSync(path.join(project, 'tests'));
   fs.writeFileSync(path.join(project, 'tests', 'api.test.js'), CJS_TESTS);
   fs.writeFileSync(path.join(project, 'tests', 'esm.test.mjs'), ESM_TESTS);
+  fs.writeFileSync(path.join(project, 'tests', 'same-names.test.js'), SAME_NAMES_TESTS);
   api = await helpers.startApi();
 });
 
@@ -86,14 +119,16 @@ function environment(extra) {
   return env;
 }
 
-test('node --test records each test in its own cassette, then replays them with the upstream closed', { skip }, async () => {
+test('node --test records each test in its own cassette, then replays them with the upstream closed', { skip }, async (t) => {
+  // Where node:test gives hooks the full name (Node 22.3 and 20.16 on), a test's describe blocks name its cassette too.
+  const fullNames = typeof t.fullName === 'string';
   const files = ['tests/api.test.js', 'tests/esm.test.mjs'];
   const recording = await helpers.nodeTest(project, files, environment({}));
   assert.equal(recording.code, 0, recording.output);
   assert.match(recording.output, /pass 5/);
   const folder = path.join(project, 'tests', 'cassettes');
   const expected = {
-    'api.test': ['gets a user', 'curl in a child process [2]', 'a JSON body'], // 'sends nothing' records nothing
+    'api.test': ['gets a user', 'curl in a child process [2]', fullNames ? 'posts > a JSON body' : 'a JSON body'], // 'sends nothing' records nothing
     'esm.test': ['from ESM'],
   };
   for (const [stem, names] of Object.entries(expected)) {
@@ -124,4 +159,72 @@ test('node --test records each test in its own cassette, then replays them with 
   assert.equal(badMode.code, 1, badMode.output);
   assert.ok(badMode.output.includes('KAKAPO_RECORD=sometimes: not a record mode; it is one of none, new, all, once, passthrough'), badMode.output);
   assert.doesNotMatch(badMode.output, /pass [1-9]/);
+});
+
+test('two tests whose names give one cassette: the second fails with an error saying so', { skip }, async (t) => {
+  const fullNames = typeof t.fullName === 'string';
+  const folder = path.join(project, 'tests', 'cassettes', 'same-names.test');
+  const sharing = /kakapo-proxy\/node-test: two tests named "twice" in .*same-names\.test\.js would share the cassette .*twice\.json, each overwriting what the other recorded\. Give them distinct names, or choose each test's cassette with useKakapo\(\{ cassette: \(\{ file, name \}\) => \.\.\. \}\)\./;
+  const ownNameOnly = "This Node's node:test tells hooks a test's own name only, not its describe blocks' (Node 22.3 and 20.16 on tell both).";
+  const own = await helpers.startApi(); // the first test closed the shared one
+  const run = (extra) => helpers.nodeTest(project, ['tests/same-names.test.js'], environment({ KAKAPO_RECORD: 'new', API: own.url, ...extra }));
+  try {
+    const native = await run({});
+    assert.equal(native.code, 1, native.output);
+    if (fullNames) {
+      // The describe blocks tell `gets one` apart; the second `twice` fails.
+      assert.match(native.output, /pass 3/);
+      assert.match(native.output, /fail 1/);
+      assert.match(native.output, sharing);
+      assert.deepEqual(fs.readdirSync(folder).sort(), ['admins > gets one', 'twice', 'users > gets one'].map((name) => fileSafe(name) + '.json').sort());
+    } else {
+      assert.match(native.output, /pass 2/);
+      assert.match(native.output, /fail 2/);
+    }
+    fs.rmSync(folder, { recursive: true, force: true });
+
+    // A Node whose hooks know a test's own name only: the second `gets one` fails too, and says why.
+    const ownNames = await run({ HIDE_FULL_NAME: '1' });
+    assert.equal(ownNames.code, 1, ownNames.output);
+    assert.match(ownNames.output, /pass 2/);
+    assert.match(ownNames.output, /fail 2/);
+    assert.ok(ownNames.output.includes('two tests named "gets one" in '), ownNames.output);
+    assert.ok(ownNames.output.includes(ownNameOnly), ownNames.output);
+    assert.deepEqual(fs.readdirSync(folder).sort(), ['gets one', 'twice'].map((name) => fileSafe(name) + '.json').sort());
+    const kept = JSON.parse(fs.readFileSync(path.join(folder, fileSafe('gets one') + '.json'), 'utf8'));
+    assert.deepEqual(kept.interactions.map((i) => i.request.url), [`${own.url}/users/1`], "the first test's recording is kept");
+  } finally {
+    await own.close();
+  }
+});
+
+test("a test's cassette name: its full name where node:test gives it, else its own; two tests on one cassette are refused", () => {
+  const { testName, CassetteClaims } = require('../lib/node-test-naming');
+  // Node 18, and 20 before 20.16: hooks get the test's own name only.
+  const old = (name) => ({ name });
+  const current = (name, fullName) => ({ name, fullName });
+  assert.equal(testName(old('x')), 'x');
+  assert.equal(testName(current('x', 'users > x')), 'users > x');
+  assert.equal(testName(current('x', '')), 'x');
+
+  const claims = new CassetteClaims();
+  const first = old('gets one');
+  const second = old('gets one');
+  claims.claim('/c/gets_one.json', first, 'gets one', '/t/a.test.js');
+  claims.claim('/c/gets_one.json', first, 'gets one', '/t/a.test.js'); // the same test again (a second useKakapo())
+  assert.throws(
+    () => claims.claim('/c/gets_one.json', second, 'gets one', '/t/a.test.js'),
+    (error) =>
+      error instanceof KakapoError &&
+      error.message ===
+        'kakapo-proxy/node-test: two tests named "gets one" in /t/a.test.js would share the cassette /c/gets_one.json, each overwriting ' +
+          "what the other recorded. This Node's node:test tells hooks a test's own name only, not its describe blocks' (Node 22.3 " +
+          "and 20.16 on tell both). Give them distinct names, or choose each test's cassette with useKakapo({ cassette: ({ file, name }) => ... }).",
+  );
+  // Two names that give one file name (brackets become _): refused, unless the cassette option chose it.
+  claims.claim('/c/get_1.json', current('get[1]', 'get[1]'), 'get[1]', '/t/a.test.js');
+  assert.throws(() => claims.claim('/c/get_1.json', current('get_1', 'get_1'), 'get_1', '/t/a.test.js'), /the tests "get\[1\]" and "get_1" in \/t\/a\.test\.js would share the cassette/);
+  claims.claim('/c/shared.json', current('a', 'a'), 'a', '/t/a.test.js', { chosen: true });
+  claims.claim('/c/shared.json', current('b', 'b'), 'b', '/t/a.test.js', { chosen: true });
+  assert.throws(() => claims.claim('/c/shared.json', current('a', 'a'), 'a', '/t/a.test.js', { chosen: true }), /two tests named "a"/);
 });
