@@ -16,13 +16,8 @@ const { fileSafe } = require('../lib/naming');
 
 const skip = helpers.haveCommand('curl') ? false : 'needs curl on PATH';
 
-// Loose deepEqual: the answers' objects come from Node's realm, the literals from the sandbox's, whose
-// prototypes differ (Jest's own toEqual ignores that too).
-const JEST_TESTS = `
-const assert = require('node:assert');
-const { execFileSync } = require('node:child_process');
-const { useKakapo } = require('kakapo-proxy/jest');
-
+// The same tests for both runners, after each one's imports.
+const USERS_TESTS = `
 const kakapo = useKakapo();
 const API = process.env.API;
 const source = process.env.KAKAPO_RECORD === 'none' ? 'cassette' : 'upstream';
@@ -37,39 +32,27 @@ test('gets a user', async () => {
 
 describe('users', () => {
   test('curl in a child process', () => {
-    assert.equal(process.env.HTTP_PROXY, kakapo.session.proxy); // the sandbox's copy of the environment
+    assert.equal(process.env.HTTP_PROXY, kakapo.session.proxy); // under Jest, the sandbox's copy of the environment
     const out = execFileSync('curl', ['-sS', '--fail-with-body', API + '/users/2']); // Node's own environment
     assert.deepEqual(JSON.parse(out), { id: '2', name: 'user 2', via: 'http' });
   });
 });
 `;
 
+// Loose deepEqual: the answers' objects come from Node's realm, the literals from the sandbox's, whose
+// prototypes differ (Jest's own toEqual ignores that too).
+const JEST_TESTS = `
+const assert = require('node:assert');
+const { execFileSync } = require('node:child_process');
+const { useKakapo } = require('kakapo-proxy/jest');
+${USERS_TESTS}`;
+
 const VITEST_TESTS = `
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, test } from 'vitest';
 import { useKakapo } from 'kakapo-proxy/vitest';
-
-const kakapo = useKakapo();
-const API = process.env.API;
-const source = process.env.KAKAPO_RECORD === 'none' ? 'cassette' : 'upstream';
-
-test('gets a user', async () => {
-  const answer = await fetch(API + '/users/' + (process.env.CHANGED ? '3' : '1'));
-  if (process.env.CHANGED) return;
-  assert.equal(answer.status, 200);
-  assert.equal(answer.headers.get('x-kakapo-source'), source);
-  assert.deepEqual(await answer.json(), { id: '1', name: 'user 1', via: 'http' });
-});
-
-describe('users', () => {
-  test('curl in a child process', () => {
-    assert.equal(process.env.HTTP_PROXY, kakapo.session.proxy);
-    const out = execFileSync('curl', ['-sS', '--fail-with-body', API + '/users/2']);
-    assert.deepEqual(JSON.parse(out), { id: '2', name: 'user 2', via: 'http' });
-  });
-});
-`;
+${USERS_TESTS}`;
 
 // The stand-in \`vitest\` package: the hooks register on the runner's registry.
 const VITEST_STAND_IN = `

@@ -53,8 +53,11 @@ function send(dispatcher, opts, { onFirstData } = {}) {
   });
 }
 
-/** The server's open connections (a Set), and `opened`: how many it has had. */
-function track(server) {
+/**
+ * Starts `server` on a free port and keeps its open connections: `{url, sockets, close()}`, `sockets` a Set
+ * with `opened`, how many it has had; `close()` drops them and stops the server.
+ */
+async function served(server) {
   const sockets = new Set();
   sockets.opened = 0;
   server.on('connection', (socket) => {
@@ -62,12 +65,15 @@ function track(server) {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  return sockets;
-}
-
-async function listening(server) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${server.address().port}`;
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    sockets,
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 /** A proxy that answers GET http://api.test/warm at once, and does what `handle(request, response)` says with other requests. */
@@ -80,31 +86,13 @@ async function fakeProxy(handle) {
       handle(request, response);
     }
   });
-  const sockets = track(server);
-  const url = await listening(server);
-  return {
-    url,
-    sockets,
-    close() {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return served(server);
 }
 
 /** A TCP server in Kakapo's place, for tunnels: `onSocket(socket)` with each connection. */
 async function fakeTunnelProxy(onSocket) {
   const server = net.createServer(onSocket);
-  const sockets = track(server);
-  const url = await listening(server);
-  return {
-    url,
-    sockets,
-    close() {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return served(server);
 }
 
 /** Waits until the fake's connections are all closed (the dispatcher dropped them). */
