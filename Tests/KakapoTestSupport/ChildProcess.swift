@@ -18,6 +18,8 @@ final class ChildProcess: Sendable {
     let processIdentifier: pid_t
     /// nil while running; then the exit code, or the signal that ended it.
     private let status = NIOLockedValueBox<Int32?>(nil)
+    /// How many of standard output and error were read to their end.
+    private let ended = NIOLockedValueBox(0)
 
     /// Starts `executable` with `arguments` in `directory`; `onOutput` and `onError` get what it writes.
     init(
@@ -41,9 +43,13 @@ final class ChildProcess: Sendable {
                 description: "cannot start \(executable): \(String(cString: strerror(failure)))")
         }
         processIdentifier = pid
-        ChildProcess.drain(outputPipe.read, into: onOutput)
-        ChildProcess.drain(errorPipe.read, into: onError)
+        let ended = self.ended
+        ChildProcess.drain(outputPipe.read, into: onOutput) { ended.withLockedValue { $0 += 1 } }
+        ChildProcess.drain(errorPipe.read, into: onError) { ended.withLockedValue { $0 += 1 } }
     }
+
+    /// Whether everything the process (and any child still holding its pipes) wrote has been handed on.
+    var outputEnded: Bool { ended.withLockedValue { $0 == 2 } }
 
     /// Whether the process still runs (it is reaped once it ended).
     var isRunning: Bool { currentStatus == nil }
@@ -73,8 +79,12 @@ final class ChildProcess: Sendable {
         return (ends[0], ends[1])
     }
 
-    /// Reads `descriptor` to its end on a thread of its own, handing each piece on, then closes it.
-    private static func drain(_ descriptor: Int32, into handler: @escaping @Sendable ([UInt8]) -> Void) {
+    /// Reads `descriptor` to its end on a thread of its own, handing each piece on, then closes it and
+    /// calls `atEnd`.
+    private static func drain(
+        _ descriptor: Int32, into handler: @escaping @Sendable ([UInt8]) -> Void,
+        atEnd: @escaping @Sendable () -> Void
+    ) {
         Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -84,6 +94,7 @@ final class ChildProcess: Sendable {
                 handler(Array(buffer[0..<count]))
             }
             close(descriptor)
+            atEnd()
         }.start()
     }
 }

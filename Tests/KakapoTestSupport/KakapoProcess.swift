@@ -103,8 +103,13 @@ public final class KakapoProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        // Let the pipe readers drain what the process wrote last.
-        try await Task.sleep(for: .milliseconds(50))
+        // Let the pipe readers hand on what the process wrote last: until both pipes end (a fixed pause
+        // lost a peer's last output on a loaded machine), or, when a child it left behind still holds them
+        // open, for at most two seconds.
+        let drained = ContinuousClock.now + .seconds(2)
+        while !process.outputEnded && ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return process.terminationStatus
     }
 
