@@ -30,7 +30,7 @@ let cassette = arguments.dropFirst().first ?? "cassettes/demo.json"
 let store = Store()
 store.create(User.self, number: 20)
 
-let server = try ProxyServer(cassette: cassette, mode: .none)
+let server = try ProxyServer(cassette: cassette, mode: .replay)
 server.router.get("/users/:id") { request in
     store.find(User.self, id: try request.parameters.require("id"))
 }

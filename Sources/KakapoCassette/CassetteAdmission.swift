@@ -84,6 +84,15 @@ enum CassetteAdmission {
         }
     }
 
+    /// The error reported for a recording of `interaction` left out because the reader refuses it.
+    static func error(refusing interaction: Interaction, for refusal: CassetteDecodingError, file: String)
+        -> CassetteError
+    {
+        CassetteError(
+            code: .invalid, file: file,
+            message: "not recorded: \(interaction.request.method) \(interaction.request.url): \(describe(refusal))")
+    }
+
     /// The reader's message with where in the interaction it applies.
     static func describe(_ refusal: CassetteDecodingError) -> String {
         refusal.message + (refusal.path.isEmpty ? "" : " (at \(refusal.path.pointer))")

@@ -122,14 +122,7 @@ extension CassetteCodec {
             }
             timed = offset != nil
             if let offset {
-                guard offset >= previous else {
-                    throw CassetteDecodingError(
-                        path: entryPath + [.key("offsetMs")],
-                        message:
-                            "\"offsetMs\" must be no earlier than the message before (\(formatMilliseconds(previous))), not \(formatMilliseconds(offset))"
-                    )
-                }
-                previous = offset
+                try checkOrder(of: offset, after: &previous, piece: "message", at: entryPath)
                 chunks.append(ResponseChunk(offsetMilliseconds: offset, bytes: message.framed))
             }
             message.append(to: &body)

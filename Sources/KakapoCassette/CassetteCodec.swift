@@ -131,6 +131,22 @@ package enum CassetteCodec {
         return value
     }
 
+    /// Checks that a timed piece of a streamed answer (a `chunk`, a gRPC `message`) comes no earlier than the
+    /// one before it, and makes it the one before for the next. Pieces are sent in file order at their
+    /// offsets: one earlier than the piece before would be sent late, after pieces that follow it.
+    static func checkOrder(of offset: Double, after previous: inout Double, piece: String, at path: [JSONPathComponent])
+        throws(CassetteDecodingError)
+    {
+        guard offset >= previous else {
+            throw CassetteDecodingError(
+                path: path + [.key("offsetMs")],
+                message:
+                    "\"offsetMs\" must be no earlier than the \(piece) before (\(formatMilliseconds(previous))), not \(formatMilliseconds(offset))"
+            )
+        }
+        previous = offset
+    }
+
     static func formatMilliseconds(_ value: Double) -> String {
         // Times come from the clock or from `milliseconds(_:)`; clamp anyway so writing never traps.
         guard value.isFinite else { return "0" }
@@ -236,16 +252,7 @@ package enum CassetteCodec {
                             "a chunk needs \"offsetMs\", a number of milliseconds from 0 to \(largestMilliseconds) (a week)"
                     )
                 }
-                // Pieces are sent in file order at their offsets: one earlier than the piece before would be
-                // sent late, after pieces that follow it in the body.
-                guard offset >= previous else {
-                    throw CassetteDecodingError(
-                        path: entryPath + [.key("offsetMs")],
-                        message:
-                            "\"offsetMs\" must be no earlier than the chunk before (\(formatMilliseconds(previous))), not \(formatMilliseconds(offset))"
-                    )
-                }
-                previous = offset
+                try checkOrder(of: offset, after: &previous, piece: "chunk", at: entryPath)
                 return ResponseChunk(offsetMilliseconds: offset, bytes: try BodyCoding.decode(entry, path: entryPath))
             }
             responseBody = chunks?.joinedBytes ?? []

@@ -177,12 +177,7 @@ public final class CassetteSession: @unchecked Sendable {
             condition.lock()
             refused += 1
             condition.unlock()
-            onSaveError(
-                CassetteError(
-                    code: .invalid, file: path,
-                    message:
-                        "not recorded: \(clean.request.method) \(clean.request.url): \(CassetteAdmission.describe(refusal))"
-                ))
+            onSaveError(CassetteAdmission.error(refusing: clean, for: refusal, file: path))
             return
         }
         let chunk = CassetteCodec.encodeChunk(clean, schema: matching.grpcSchema)
@@ -219,51 +214,43 @@ public final class CassetteSession: @unchecked Sendable {
     /// The interactions loaded from the file, as replaced in mode `all` (this session's recordings are
     /// in the file, not here).
     public var snapshot: Cassette {
-        recorder.drain()
-        condition.lock()
-        defer { condition.unlock() }
-        return cassette
+        reading { cassette }
     }
 
     /// How many interactions the cassette holds: those loaded and those recorded.
     public var interactionCount: Int {
-        recorder.drain()
-        condition.lock()
-        defer { condition.unlock() }
-        return cassette.interactions.count + recorded - replaced.count
+        reading { cassette.interactions.count + recorded - replaced.count }
     }
 
     /// How many interactions this session recorded.
     public var recordedCount: Int {
-        recorder.drain()
-        condition.lock()
-        defer { condition.unlock() }
-        return recorded
+        reading { recorded }
     }
 
     /// How many recordings were left out because the reader would refuse them (reported through `onSaveError`).
     public var refusedCount: Int {
-        recorder.drain()
-        condition.lock()
-        defer { condition.unlock() }
-        return refused
+        reading { refused }
     }
 
     /// How many values were redacted from this session's recordings, by header, parameter or pointer.
     public var redactionCounts: [String: Int] {
-        recorder.drain()
-        condition.lock()
-        defer { condition.unlock() }
-        return redactions
+        reading { redactions }
     }
 
     /// The original interactions that were never played, by position.
     public var unusedPositions: [Int] {
+        reading {
+            let used = index.usedPositions
+            return (0..<originalCount).filter { !used.contains($0) && !replaced.contains($0) }
+        }
+    }
+
+    /// What reads the session: waits for every recording handed over before it, then reads under the lock.
+    private func reading<Value>(_ read: () -> Value) -> Value {
         recorder.drain()
         condition.lock()
         defer { condition.unlock() }
-        let used = index.usedPositions
-        return (0..<originalCount).filter { !used.contains($0) && !replaced.contains($0) }
+        return read()
     }
 
     /// Called with the lock held: writes the journal entries not written yet, in order, up to the first
@@ -295,31 +282,8 @@ public final class CassetteSession: @unchecked Sendable {
             return
         }
         do throws(CassetteError) {
-            let lock = try CassetteLock.acquire(for: path, purpose: .recording)
-            do throws(CassetteError) {
-                if CassetteFileStamp.current(path) != loadedStamp {
-                    throw CassetteError(
-                        code: .locked, file: path,
-                        message:
-                            "another kakapo saved this cassette after it was read here (a recording that was ending): start again to record on top of what it saved"
-                    )
-                }
-                let journalPath = CassetteJournal.path(for: path)
-                if let size = (try? FileManager.default.attributesOfItem(atPath: journalPath))?[.size] as? Int,
-                    size > 0
-                {
-                    throw CassetteError(
-                        code: .locked, file: path,
-                        message:
-                            "a recording that ended after this one started left \(journalPath): start again to fold it in first"
-                    )
-                }
-                journal = try CassetteJournal(cassettePath: path, lock: lock)
-            } catch {
-                lock.release()
-                throw error
-            }
-            self.lock = lock
+            let opened = try Self.openJournal(of: path, loadedStamp: loadedStamp)
+            (journal, lock) = (opened.journal, opened.lock)
         } catch {
             condition.unlock()
             throw error
@@ -471,104 +435,12 @@ public final class CassetteSession: @unchecked Sendable {
         writeUnjournaled(to: journal)
         let unsaved = generation - savedGeneration
         let journaled = unsaved - unjournaled.count
-        var whereabouts: [String] = []
-        if journaled > 0 {
-            whereabouts.append(
-                "\(journaled) are kept in \(journal.path) (the next start or any `kakapo cassette` command folds them in)"
-            )
-        }
-        if !unjournaled.isEmpty {
-            let entries = unjournaled.map(\.entry)
-            if let rescue = CassetteJournal.writeRescue(entries, for: path) {
-                whereabouts.append(
-                    "\(entries.count) did not fit in the journal and are in \(rescue) (append it to \(journal.path) once there is room, and any `kakapo cassette` command folds them in)"
-                )
-            } else {
-                whereabouts.append("\(entries.count) could not be written anywhere and are lost")
-            }
-        }
+        let whereabouts = Self.whereabouts(
+            journaled: journaled, unjournaled: unjournaled.map(\.entry), journal: journal.path, cassette: path)
         return CassetteError(
             code: failure.code, file: failure.file, line: failure.line, column: failure.column,
             message: failure.message
                 + "; \(unsaved) of the \(recorded) interactions recorded in this run are not in the file: "
                 + whereabouts.joined(separator: "; "))
-    }
-
-    /// What folding a journal left by an earlier run did.
-    public struct Recovery: Sendable, Equatable {
-        /// The cassette the journal was folded into.
-        public var cassette: String
-        /// Interactions added to the cassette.
-        public var folded = 0
-        /// Entries the cassette already held (folded just before the crash).
-        public var alreadySaved = 0
-        /// Entries that could not be read; the journal is then kept as `<journal>.unreadable`.
-        public var unreadable = 0
-
-        /// What happened, in one line for people.
-        public var summary: String {
-            "folded \(folded) interaction(s) a recording left in \(CassetteJournal.path(for: cassette)) into \(cassette)"
-                + (alreadySaved > 0 ? " (\(alreadySaved) were already in it)" : "")
-                + (unreadable > 0 ? "; \(unreadable) unreadable entries kept in the .unreadable file" : "")
-        }
-    }
-
-    /// The journal beside the cassette at `path`, if one is there: its file, how many recordings it holds
-    /// that are not in the cassette yet (left by a recording that did not end: a crash, `kill -9`, or one
-    /// still running), and how many of its entries cannot be read. Reads only (`kakapo cassette lint`).
-    public static func journal(of path: String) throws(CassetteError) -> (
-        file: String, interactions: Int, unreadable: Int
-    )? {
-        guard let leftover = try CassetteJournal.leftover(of: path) else { return nil }
-        return (CassetteJournal.path(for: path), leftover.entries.count, leftover.unreadable)
-    }
-
-    /// Folds the journal a recording left beside the cassette at `path` (after a crash or `kill -9`) into
-    /// the cassette and removes it, with the temporary files the killed process left; nil when there is
-    /// none, or a live recording holds it.
-    public static func recover(_ path: String, matching: MatchOptions = MatchOptions()) throws(CassetteError)
-        -> Recovery?
-    {
-        guard FileManager.default.fileExists(atPath: CassetteJournal.path(for: path)) else { return nil }
-        let lock: CassetteLock
-        do {
-            lock = try CassetteLock.acquire(for: path, purpose: .writing)
-        } catch {
-            // A live recording holds it (and its journal); a folder nobody may write to keeps it as it is.
-            return nil
-        }
-        defer { lock.release() }
-        guard let leftover = try CassetteJournal.leftover(of: path, schema: matching.grpcSchema) else { return nil }
-        if leftover.entries.isEmpty && leftover.unreadable == 0 {
-            // A recording killed before it recorded anything leaves an empty journal (its lock): nothing to fold.
-            unlink(CassetteJournal.path(for: path))
-            return nil
-        }
-        // The recording was killed, perhaps in the middle of a save: its half-written copies go.
-        CassetteFile.removeTemporariesOfDeadProcesses(besides: path)
-        let cassette = try CassetteFile.loadIfPresent(path, schema: matching.grpcSchema)
-        let saved = Set(cassette.interactions.map { CassetteCodec.encodeChunk($0, schema: matching.grpcSchema) })
-        // Entries were redacted when they were recorded.
-        let session = CassetteSession(path: path, cassette: cassette, redactor: .disabled, matching: matching)
-        var recovery = Recovery(cassette: path, unreadable: leftover.unreadable)
-        for entry in leftover.entries {
-            if saved.contains(CassetteCodec.encodeChunk(entry.interaction, schema: matching.grpcSchema)) {
-                recovery.alreadySaved += 1
-            } else {
-                session.record(entry.interaction, replacing: entry.replacing)
-                recovery.folded += 1
-            }
-        }
-        if recovery.folded > 0 {
-            try session.close()
-            CassetteFileStamp.forget(path)
-        }
-        let journal = CassetteJournal.path(for: path)
-        if recovery.unreadable > 0 {
-            rename(journal, journal + ".unreadable")
-        } else {
-            unlink(journal)
-        }
-        return recovery
     }
 }

@@ -340,22 +340,8 @@ extension Redactor {
             let replaced = search.replace(in: bytes, count: &count)
             guard replaced != bytes else { return nil }
             return .string(String(decoding: replaced, as: UTF8.self))
-        case .object(let object):
-            var members: [(String, JSONValue)]?
-            for (index, member) in object.members.enumerated() {
-                guard let replaced = replacingEchoes(in: member.value, search, count: &count) else { continue }
-                if members == nil { members = object.members.map { ($0.key, $0.value) } }
-                members?[index].1 = replaced
-            }
-            return members.map { .object(JSONObject($0)) }
-        case .array(let elements):
-            var copy: [JSONValue]?
-            for (index, element) in elements.enumerated() {
-                guard let replaced = replacingEchoes(in: element, search, count: &count) else { continue }
-                if copy == nil { copy = elements }
-                copy?[index] = replaced
-            }
-            return copy.map { .array($0) }
+        case .object, .array:
+            return json.replacingChildren { _, child in replacingEchoes(in: child, search, count: &count) }
         default:
             return nil
         }

@@ -12,7 +12,7 @@ extension CassetteSession {
         // gRPC messages written as JSON are read with the descriptor set the matching carries.
         let schema = matching.grpcSchema
         let cassette =
-            mode == .none && !allowingMissing
+            mode == .replay && !allowingMissing
             ? try CassetteFile.load(path, schema: schema) : try CassetteFile.loadIfPresent(path, schema: schema)
         if mode.records { try CassetteFile.checkWritable(path) }
         return CassetteSession(

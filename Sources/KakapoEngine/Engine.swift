@@ -9,7 +9,7 @@ import Logging
 /// or `InProcessKakapo` with no socket and no event loop) hands it requests and delivers its answers.
 ///
 /// ```swift
-/// let engine = try Engine(configuration: .init(mode: .none, cassettePath: "cassettes/demo.json"))
+/// let engine = try Engine(configuration: .init(mode: .replay, cassettePath: "cassettes/demo.json"))
 /// try engine.start()
 /// let answer = await engine.pipeline.answer(HTTP.Request(method: .get, target: "/users/1"))
 /// let summary = await engine.shutdown()
@@ -35,7 +35,7 @@ public final class Engine: Sendable {
         // miss; its mode is what sessions ask for by default.
         let sessionMode = configuration.mode
         let sessionsOnly = configuration.sessionDirectory != nil && configuration.cassettePath == nil
-        if sessionsOnly && configuration.mode != .passthrough { configuration.mode = .none }
+        if sessionsOnly && configuration.mode != .passthrough { configuration.mode = .replay }
         let exists = configuration.cassettePath.map { FileManager.default.fileExists(atPath: $0) } ?? false
         let hasUpstream = configuration.upstream != nil || configuration.forwardProxy != nil
         if let problem = configuration.mode.problem(
@@ -119,10 +119,8 @@ public final class Engine: Sendable {
 
     /// Builds an engine from the essentials: a cassette (nil for none: routes and the Store only), a mode,
     /// and an upstream for the modes that forward.
-    public convenience init(cassette: String? = nil, mode: ProxyMode = .none, upstream: String? = nil) throws {
-        try self.init(
-            configuration: ProxyConfiguration(
-                mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) }))
+    public convenience init(cassette: String? = nil, mode: ProxyMode = .replay, upstream: String? = nil) throws {
+        try self.init(configuration: .essentials(cassette: cassette, mode: mode, upstream: upstream))
     }
 
     /// The router for any host and path: `engine.router.get("/users/:id") { request in ... }`.

@@ -85,7 +85,7 @@ public struct ProxyConfiguration: Sendable {
     public var slowWarning: Double = 10
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .none, cassettePath: String? = nil,
+        host: String = "127.0.0.1", port: Int = 8080, mode: ProxyMode = .replay, cassettePath: String? = nil,
         upstream: UpstreamConfiguration? = nil, redactor: Redactor = Redactor(),
         matching: MatchOptions = MatchOptions(),
         repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast, missStatus: Int = 404,

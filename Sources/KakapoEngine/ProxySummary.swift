@@ -86,7 +86,7 @@ public struct ProxySummary: Sendable {
         }
         for miss in misses.prefix(missLimit) { lines.append("  miss: \(miss)") }
         if misses.count > missLimit { lines.append("  ... and \(misses.count - missLimit) more misses") }
-        if mode == .none || mode == .new, !unused.isEmpty, total > 0 {
+        if mode == .replay || mode == .new, !unused.isEmpty, total > 0 {
             lines.append("\(unused.count) recorded interaction\(unused.count == 1 ? " was" : "s were") never used:")
             for item in unused.prefix(unusedLimit) { lines.append("  unused: \(item)") }
             if unused.count > unusedLimit { lines.append("  ... and \(unused.count - unusedLimit) more") }

@@ -30,4 +30,8 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let bind = ErrorCode(name: "bind")
     /// The port to listen on is taken by another process.
     public static let portInUse = ErrorCode(name: "port-in-use")
+    /// What was asked for does not exist (a Store entity by its id).
+    public static let notFound = ErrorCode(name: "not-found")
+    /// What was to be added is there already (an entity with that id, a route for that pattern).
+    public static let conflict = ErrorCode(name: "conflict")
 }

@@ -60,7 +60,7 @@ extension HTTPServerHandler: SlowRequestWatch.Watched {
             return "for the client's request body (\(watched.bodyBytes) bytes so far)"
         case .answer:
             let configuration = pipeline.configuration
-            guard configuration.mode != .none, configuration.upstream != nil || configuration.forwardProxy != nil
+            guard configuration.mode != .replay, configuration.upstream != nil || configuration.forwardProxy != nil
             else { return "for its answer" }
             if let upstream = origin ?? configuration.upstream?.baseURL, !watched.target.hasPrefix("http") {
                 return "for the upstream's first byte (\(upstream))"

@@ -13,12 +13,12 @@ import Synchronization
 /// beside it when given an `HTTP2Serving` (`KakapoHTTP2.HTTP2Server`).
 ///
 /// ```swift
-/// let server = try ProxyServer(configuration: .init(port: 0, mode: .none, cassettePath: "cassettes/demo.json"))
+/// let server = try ProxyServer(configuration: .init(port: 0, mode: .replay, cassettePath: "cassettes/demo.json"))
 /// let port = try await server.start()
 /// // ... clients talk to http://127.0.0.1:\(port) ...
 /// let summary = await server.shutdown()
 /// ```
-public final class ProxyServer: Sendable {
+public final class ProxyServer: EngineHost, Sendable {
     /// What answers: the configuration as resolved, the pipeline, the journal.
     public let engine: Engine
     public let tls: ServerTLS
@@ -73,23 +73,9 @@ public final class ProxyServer: Sendable {
 
     /// Builds a server from the essentials: a cassette (nil for none: routes and the Store only), a mode,
     /// and an upstream for the modes that forward.
-    public convenience init(cassette: String? = nil, mode: ProxyMode = .none, upstream: String? = nil) throws {
-        try self.init(
-            configuration: ProxyConfiguration(
-                mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) }))
+    public convenience init(cassette: String? = nil, mode: ProxyMode = .replay, upstream: String? = nil) throws {
+        try self.init(configuration: .essentials(cassette: cassette, mode: mode, upstream: upstream))
     }
-
-    /// The configuration as resolved (`once` decided).
-    public var configuration: ProxyConfiguration { engine.configuration }
-    /// The pipeline: routes, Store resources, the cassette session, the journal.
-    public var pipeline: RequestPipeline { engine.pipeline }
-    /// The router for any host and path: `server.router.get("/users/:id") { request in ... }`.
-    public var router: Router { engine.router }
-    /// A router for requests under `baseURL` only (`http://api.test.com/v1` or `/v1`); the most specific
-    /// router that has a route for a request answers it.
-    public func register(_ baseURL: String) throws(RouterError) -> Router { try engine.register(baseURL) }
-    /// REST resources backed by a Store: `server.resources.add(User.self, at: "/users", in: store)`.
-    public var resources: StoreResources { engine.resources }
 
     /// Starts on `port` (the configured one when nil), serves until the surrounding task is cancelled,
     /// then shuts down gracefully and returns the summary.

@@ -18,7 +18,7 @@ public enum CassetteRecording {
             }
             return mode
         }
-        if let ci = environment["CI"], !ci.isEmpty, ci != "0", ci.lowercased() != "false" { return .none }
+        if let ci = environment["CI"], !ci.isEmpty, ci != "0", ci.lowercased() != "false" { return .replay }
         return .once
     }
 

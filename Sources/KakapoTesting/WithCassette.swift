@@ -36,7 +36,7 @@ public func withCassette<T>(
                 ? "\(path): mode \(requested.rawValue) records, so it needs an upstream (upstream: or KAKAPO_UPSTREAM)"
                 : "\(path) does not exist and there is no upstream to record it from (upstream: or KAKAPO_UPSTREAM)")
     }
-    if resolved == .none && !exists {
+    if resolved == .replay && !exists {
         throw CassetteTestError("\(path) does not exist and KAKAPO_RECORD=\(requested.rawValue) does not record it")
     }
     if resolved.records {

@@ -19,7 +19,7 @@ import Synchronization
 /// let (data, _) = try await session.data(from: URL(string: "http://api.test/users/7")!)   // {"id":"7"}
 /// let summary = await kakapo.shutdown()
 /// ```
-public final class InProcessKakapo: Sendable {
+public final class InProcessKakapo: EngineHost, Sendable {
     /// What answers: the same engine as the server's, with no socket and no event loop.
     public let engine: Engine
     /// The protocol class this instance's sessions use.
@@ -34,20 +34,9 @@ public final class InProcessKakapo: Sendable {
 
     /// Builds one from the essentials: a cassette (nil for none), a mode, and an upstream for the modes
     /// that forward.
-    public convenience init(cassette: String? = nil, mode: ProxyMode = .none, upstream: String? = nil) throws {
-        try self.init(
-            configuration: ProxyConfiguration(
-                mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) }))
+    public convenience init(cassette: String? = nil, mode: ProxyMode = .replay, upstream: String? = nil) throws {
+        try self.init(configuration: .essentials(cassette: cassette, mode: mode, upstream: upstream))
     }
-
-    /// The pipeline: routes, Store resources, the cassette session, the journal.
-    public var pipeline: RequestPipeline { engine.pipeline }
-    /// The router for any host: `kakapo.router.get("/users/:id") { ... }`.
-    public var router: Router { engine.router }
-    /// A router for requests under `baseURL` only.
-    public func register(_ baseURL: String) throws(RouterError) -> Router { try engine.register(baseURL) }
-    /// REST resources backed by a Store.
-    public var resources: StoreResources { engine.resources }
 
     /// A configuration whose sessions Kakapo answers (its protocol class goes first). Start from `base`
     /// (an ephemeral configuration by default) to keep its other settings.

@@ -54,7 +54,7 @@ struct Exec: AsyncParsableCommand {
 
     var effectiveMode: ProxyMode {
         if let mode { return mode }
-        return ci ? .none : Serve.defaultMode(cassette: cassette, upstream: upstream, common: common)
+        return ci ? .replay : Serve.defaultMode(cassette: cassette, upstream: upstream, common: common)
     }
 
     func validate() throws {
@@ -78,7 +78,7 @@ struct Exec: AsyncParsableCommand {
                 "--ci never connects upstream, and --intercept passes other hosts' tunnels through to the network: leave it out"
             )
         }
-        try Serve.check(.none, cassette: cassette, upstream: nil, common: common)
+        try Serve.check(.replay, cassette: cassette, upstream: nil, common: common)
     }
 
     func run() async throws {
@@ -110,7 +110,7 @@ struct Exec: AsyncParsableCommand {
             )
             throw ExitCode(ExitStatus.execMisses)
         }
-        if failOnUnused, summary.mode == .none || summary.mode == .new, !summary.unused.isEmpty {
+        if failOnUnused, summary.mode == .replay || summary.mode == .new, !summary.unused.isEmpty {
             let count = summary.unused.count
             standardError(
                 "kakapo exec: the command exited 0, but \(count) recording\(count == 1 ? " was" : "s were") never used (--fail-on-unused): exit \(ExitStatus.execUnused)"

@@ -15,7 +15,7 @@ struct Replay: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let configuration = common.configuration(mode: .none, cassette: cassette, upstream: nil)
+        let configuration = common.configuration(mode: .replay, cassette: cassette, upstream: nil)
         try await ProxyRunner(
             configuration: configuration, strict: strict, verbose: common.verbose, routes: common.routes,
             store: common.store, https: common.https

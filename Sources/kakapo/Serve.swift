@@ -49,7 +49,7 @@ struct Serve: AsyncParsableCommand {
     /// passthrough for a forward proxy with no cassette, none otherwise. `kakapo exec` shares it.
     static func defaultMode(cassette: String?, upstream: String?, common: CommonOptions) -> ProxyMode {
         if common.https.proxy { return cassette == nil && common.cassetteDir == nil ? .passthrough : .new }
-        return upstream == nil ? .none : .new
+        return upstream == nil ? .replay : .new
     }
 
     /// Whether `mode` can run with what the options give it (a usage error saying why, if not).
@@ -62,13 +62,13 @@ struct Serve: AsyncParsableCommand {
         {
             throw ValidationError(problem)
         }
-        if mode == .none && cassette == nil && common.routes.isEmpty && !common.https.proxy
+        if mode == .replay && cassette == nil && common.routes.isEmpty && !common.https.proxy
             && common.cassetteDir == nil
         {
             throw ValidationError("give --cassette FILE, --routes FILE, --cassette-dir DIR or several")
         }
         // With --cassette-dir, sessions may record through the upstream while the server's own mode does not.
-        if mode == .none && upstream != nil && common.cassetteDir == nil {
+        if mode == .replay && upstream != nil && common.cassetteDir == nil {
             throw ValidationError(
                 "--upstream has no effect with --mode none (without --cassette-dir, whose sessions may record); leave one of them out"
             )

@@ -146,8 +146,8 @@ struct DocsSnippetTests {
     func snippetLines(file: String, heading: String, example: String) throws {
         // The snippets name the demo cassette and a port where the example takes them from its arguments.
         let stated = [
-            #"let server = try ProxyServer(cassette: "cassettes/demo.json", mode: .none)"#:
-                "let server = try ProxyServer(cassette: cassette, mode: .none)",
+            #"let server = try ProxyServer(cassette: "cassettes/demo.json", mode: .replay)"#:
+                "let server = try ProxyServer(cassette: cassette, mode: .replay)",
             "try await server.run(port: 8080)": "let bound = try await server.start(port: port)",
         ]
         let source = try String(contentsOfFile: CLITests.packageRoot + "/" + example, encoding: .utf8)

@@ -63,7 +63,7 @@ struct HARTests {
 
         func answers(_ cassette: String) async throws -> [HTTP.Response] {
             let server = try ProxyServer(
-                configuration: ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette))
+                configuration: ProxyConfiguration(port: 0, mode: .replay, cassettePath: cassette))
             let client = try TestClient(port: try await server.start())
             var results: [HTTP.Response] = []
             for interaction in original.interactions {

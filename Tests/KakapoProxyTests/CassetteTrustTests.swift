@@ -88,7 +88,7 @@ struct CassetteTrustTests {
             ignoredQueryParameters: ["_"], ignoredBodyFields: [JSONPointer("/at")!], matchedHeaders: ["Accept-Language"]
         )
         let player = try await ProxyHarness.start(
-            ProxyConfiguration(mode: .none, cassettePath: cassette, matching: options))
+            ProxyConfiguration(mode: .replay, cassettePath: cassette, matching: options))
         #expect(
             try await player.client.send(.get, "/items?_=999&page=1", headers: ["Accept-Language": "en"]).status == 200)
         let wrongLanguage = try await player.client.send(.get, "/items?page=1", headers: ["Accept-Language": "fr"])
@@ -101,7 +101,7 @@ struct CassetteTrustTests {
         await player.stop()
 
         let bodiesOff = try await ProxyHarness.start(
-            ProxyConfiguration(mode: .none, cassettePath: cassette, matching: MatchOptions(matchBody: false)))
+            ProxyConfiguration(mode: .replay, cassettePath: cassette, matching: MatchOptions(matchBody: false)))
         #expect(try await bodiesOff.client.send(.post, "/events", body: Array("anything".utf8)).status == 200)
         await bodiesOff.stop()
     }

@@ -185,7 +185,7 @@ struct DynamicFallbackTests {
     @Test("router latency delays answers without blocking other requests")
     func latencyDoesNotBlock() async throws {
         // The request left waiting at the end is not waited for at shutdown.
-        var configuration = ProxyConfiguration(mode: .none)
+        var configuration = ProxyConfiguration(mode: .replay)
         configuration.shutdownGracePeriod = 0.1
         let server = try ProxyServer(configuration: configuration)
         let slow = try server.register("/slow")

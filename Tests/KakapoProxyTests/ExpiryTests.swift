@@ -30,7 +30,7 @@ struct ExpiryTests {
         let (path, upstream) = try await Self.cassette()
         await upstream.stop()
         let harness = try await ProxyHarness.start(
-            ProxyConfiguration(mode: .none, cassettePath: path, maximumAge: Self.thirtyDays))
+            ProxyConfiguration(mode: .replay, cassettePath: path, maximumAge: Self.thirtyDays))
         let old = try await harness.client.send(.get, "/old")
         #expect(old.source == "cassette")
         #expect(old.text == "recorded in 2020")

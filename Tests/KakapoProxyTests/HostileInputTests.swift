@@ -8,7 +8,7 @@ import Testing
 @Suite("Hostile input")
 struct HostileInputTests {
     static func demoProxy(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) async throws -> ProxyHarness {
-        var configuration = ProxyConfiguration(mode: .none, cassettePath: ReadmeExampleTests.demoCassette)
+        var configuration = ProxyConfiguration(mode: .replay, cassettePath: ReadmeExampleTests.demoCassette)
         configure(&configuration)
         return try await ProxyHarness.start(configuration)
     }
@@ -68,7 +68,7 @@ struct HostileInputTests {
                     response: HTTP.Response(status: 200, headers: [:], body: Fixtures.large(8_000_000)),
                     recordedAt: "", durationMilliseconds: 0)
             ]), to: cassette)
-        let proxy = try await ProxyHarness.start(ProxyConfiguration(mode: .none, cassettePath: cassette))
+        let proxy = try await ProxyHarness.start(ProxyConfiguration(mode: .replay, cassettePath: cassette))
         for _ in 0..<3 {
             let connection = try RawConnection(port: proxy.port)
             connection.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")

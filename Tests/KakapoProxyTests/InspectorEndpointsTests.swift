@@ -235,7 +235,7 @@ struct InspectorEndpointsTests {
         try text.write(toFile: cassette, atomically: true, encoding: .utf8)
 
         let harness = try await ProxyHarness.start(
-            ProxyConfiguration(mode: .none, cassettePath: cassette, maximumAge: 86_400))
+            ProxyConfiguration(mode: .replay, cassettePath: cassette, maximumAge: 86_400))
         defer { Task { await harness.stop() } }
         _ = try await harness.client.send(.get, "/new")
         let view = try JSONParser.parse(try await harness.client.send(.get, "/__kakapo/cassette").body)

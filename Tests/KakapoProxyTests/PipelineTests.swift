@@ -196,7 +196,7 @@ struct PipelineTests {
         let cassette = try Fixtures.temporaryDirectory() + "/c.json"
         try CassetteFile.save(Cassette(), to: cassette)
         let proxy = try await ProxyHarness.start(
-            ProxyConfiguration(mode: .none, cassettePath: cassette, maximumRequestBodyBytes: 1000))
+            ProxyConfiguration(mode: .replay, cassettePath: cassette, maximumRequestBodyBytes: 1000))
         let tooLarge = try await proxy.client.send(.post, "/upload", body: Fixtures.large(5000))
         #expect(tooLarge.status == 413)
         let small = try await proxy.client.send(.post, "/upload", body: Fixtures.large(10))
@@ -274,7 +274,7 @@ struct PipelineTests {
             try ProxyServer(configuration: ProxyConfiguration(mode: .new, cassettePath: "/tmp/x.json"))
         }
         #expect(throws: CassetteError.self) {
-            try ProxyServer(configuration: ProxyConfiguration(mode: .none, cassettePath: "/nonexistent/c.json"))
+            try ProxyServer(configuration: ProxyConfiguration(mode: .replay, cassettePath: "/nonexistent/c.json"))
         }
         #expect(throws: CassetteError.self) {
             try ProxyServer(

@@ -85,7 +85,7 @@ struct ProxyCredentialsTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func registry(_ user: String?) throws -> SessionRegistry {
             let registry = try SessionRegistry(
-                directory: directory, timeout: .seconds(60), defaultMode: .none, defaultMatching: MatchOptions(),
+                directory: directory, timeout: .seconds(60), defaultMode: .replay, defaultMatching: MatchOptions(),
                 redactor: Redactor(), repeatPolicy: .repeatLast, hasUpstream: false, proxyUser: user,
                 logger: Logger(label: "test"))
             registry.port.withLock { $0 = 8080 }

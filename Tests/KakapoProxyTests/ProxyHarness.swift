@@ -30,7 +30,7 @@ struct ProxyHarness {
     static func replaying(_ cassette: String, repeatPolicy: InteractionIndex.RepeatPolicy = .repeatLast) async throws
         -> ProxyHarness
     {
-        try await start(ProxyConfiguration(mode: .none, cassettePath: cassette, repeatPolicy: repeatPolicy))
+        try await start(ProxyConfiguration(mode: .replay, cassettePath: cassette, repeatPolicy: repeatPolicy))
     }
 
     @discardableResult

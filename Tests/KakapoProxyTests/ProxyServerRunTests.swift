@@ -7,7 +7,7 @@ import Testing
 struct ProxyServerRunTests {
     @Test("run serves until its task is cancelled, then shuts down and returns the summary")
     func runUntilCancelled() async throws {
-        let server = try ProxyServer(configuration: ProxyConfiguration(port: 0, mode: .none))
+        let server = try ProxyServer(configuration: ProxyConfiguration(port: 0, mode: .replay))
         server.router.get("/hello") { _ in Response(statusCode: 200, body: "hi") }
         let running = Task { try await server.run(port: 0) }
         var port: Int?

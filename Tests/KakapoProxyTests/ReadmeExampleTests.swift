@@ -25,7 +25,7 @@ struct ReadmeExampleTests {
     func librarySnippet() async throws {
         let store = Store()
         store.create(User.self, number: 20)
-        let server = try ProxyServer(cassette: Self.demoCassette, mode: .none)
+        let server = try ProxyServer(cassette: Self.demoCassette, mode: .replay)
         server.router.get("/users/:id") { request in
             store.find(User.self, id: try request.parameters.require("id"))
         }

@@ -147,7 +147,7 @@ struct RouteResourceTests {
 
         let harness = try await ProxyHarness.serving(
             routes: #"{"resources": [{"path": "/todos", "seed": {"cassette": "GET /todos"}}]}"#,
-            ProxyConfiguration(mode: .none, cassettePath: cassette))
+            ProxyConfiguration(mode: .replay, cassettePath: cassette))
         defer { Task { await harness.stop() } }
         _ = try await harness.send(.post, "/todos", json: #"{"title": "c"}"#)
         let list = try JSONParser.parse(try await harness.client.send(.get, "/todos").body)
@@ -157,7 +157,7 @@ struct RouteResourceTests {
         await #expect(throws: RoutesError.self) {
             _ = try await ProxyHarness.serving(
                 routes: #"{"resources": [{"path": "/todos", "seed": {"cassette": "GET /nothing"}}]}"#,
-                ProxyConfiguration(mode: .none, cassettePath: cassette))
+                ProxyConfiguration(mode: .replay, cassettePath: cassette))
         }
     }
 }

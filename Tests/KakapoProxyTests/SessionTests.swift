@@ -20,7 +20,7 @@ struct SessionTests {
         forward: Bool = false, gracePeriod: Double = 10
     ) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(
-            mode: upstream == nil ? .none : .new,
+            mode: upstream == nil ? .replay : .new,
             upstream: upstream.map { UpstreamConfiguration(baseURL: $0.baseURL) }, adminToken: token)
         configuration.sessionDirectory = directory
         configuration.sessionTimeout = timeout

@@ -80,7 +80,7 @@ struct StreamRecordingTests {
             ResponseChunk(offsetMilliseconds: Double(60_000 * index), bytes: chunk.bytes)
         }
         try CassetteFile.save(stretched, to: cassette)
-        var configuration = ProxyConfiguration(mode: .none, cassettePath: cassette)
+        var configuration = ProxyConfiguration(mode: .replay, cassettePath: cassette)
         configuration.streamTiming = .none
         let immediate = try await ProxyHarness.start(configuration)
         let begun = ContinuousClock.now

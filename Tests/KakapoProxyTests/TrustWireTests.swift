@@ -117,7 +117,7 @@ struct TrustWireTests {
     // MARK: Browsers
 
     static func adminServer(token: String? = nil) async throws -> ProxyHarness {
-        var configuration = ProxyConfiguration(mode: .none)
+        var configuration = ProxyConfiguration(mode: .replay)
         configuration.adminToken = token
         configuration.adminPort = 0
         return try await ProxyHarness.start(configuration)
@@ -197,7 +197,7 @@ struct TrustWireTests {
         "no page Kakapo serves shares an origin with the admin API: on the proxy port every admin endpoint but health refuses a page's request, the admin listener refuses other sites and serves nothing else"
     )
     func adminOrigin() async throws {
-        var configuration = ProxyConfiguration(mode: .none)
+        var configuration = ProxyConfiguration(mode: .replay)
         configuration.adminPort = 0
         configuration.sessionDirectory = try Fixtures.temporaryDirectory()
         let proxy = try await ProxyHarness.start(configuration)
@@ -385,7 +385,7 @@ struct TrustWireTests {
 
     @Test("request bodies held at once share one budget: past it 503 with Retry-After, and every byte comes back")
     func bodyBudget() async throws {
-        var configuration = ProxyConfiguration(mode: .none)
+        var configuration = ProxyConfiguration(mode: .replay)
         configuration.maximumBufferedBodyBytes = 1 << 20
         configuration.port = 0
         let server = try ProxyServer(configuration: configuration)

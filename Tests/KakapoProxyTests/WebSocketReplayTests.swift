@@ -27,7 +27,7 @@ struct WebSocketReplayTests {
         idleTimeout: Double = 60
     ) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(
-            mode: .none, cassettePath: try cassette(conversations), idleTimeout: idleTimeout)
+            mode: .replay, cassettePath: try cassette(conversations), idleTimeout: idleTimeout)
         configuration.streamTiming = timing
         configuration.matching = matching
         return try await ProxyHarness.start(configuration)

@@ -12,7 +12,7 @@ struct WebSocketSessionTests {
     /// A server with sessions in `directory`, in front of `upstream` when given, and no cassette of its own.
     static func server(_ directory: String, upstream: String?) async throws -> ProxyHarness {
         var configuration = ProxyConfiguration(
-            mode: upstream == nil ? .none : .new, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) })
+            mode: upstream == nil ? .replay : .new, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) })
         configuration.sessionDirectory = directory
         return try await ProxyHarness.start(configuration)
     }

@@ -23,7 +23,7 @@ struct WireLifecycleTests {
                 ResponseChunk(offsetMilliseconds: 800, bytes: events[1]),
             ])
         try CassetteFile.save(Cassette(interactions: [interaction]), to: cassette)
-        var configuration = ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette, shutdownGracePeriod: 8)
+        var configuration = ProxyConfiguration(port: 0, mode: .replay, cassettePath: cassette, shutdownGracePeriod: 8)
         configuration.streamTiming = .recorded
         let server = try ProxyServer(configuration: configuration)
         let port = try await server.start()

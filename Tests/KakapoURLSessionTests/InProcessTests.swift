@@ -67,7 +67,7 @@ struct InProcessTests {
         #expect((missResponse as? HTTPURLResponse)?.statusCode == 404)
         #expect((missResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Kakapo-Source") == "miss")
         // The same cassette through a socket server gives the same answer.
-        let socket = try ProxyServer(configuration: ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette))
+        let socket = try ProxyServer(configuration: ProxyConfiguration(port: 0, mode: .replay, cassettePath: cassette))
         let client = try TestClient(port: try await socket.start())
         let overSocket = try await client.send(.get, "/users/1?x=1")
         #expect(overSocket.status == 200)

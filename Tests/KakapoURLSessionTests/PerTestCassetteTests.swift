@@ -32,7 +32,7 @@ struct PerTestCassetteTests {
             "UserTests/firstUser", in: directory, upstream: upstream.baseURL, mode: .once
         ) {
             cassette in
-            #expect(cassette.mode == .none)
+            #expect(cassette.mode == .replay)
             let (data, response) = try await cassette.session.data(from: url)
             #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Kakapo-Source") == "cassette")
             return data
@@ -70,9 +70,10 @@ struct PerTestCassetteTests {
     @Test("KAKAPO_RECORD picks the mode; CI never records by default")
     func environment() throws {
         #expect(try CassetteRecording.mode([:]) == .once)
-        #expect(try CassetteRecording.mode(["CI": "true"]) == .none)
+        #expect(try CassetteRecording.mode(["CI": "true"]) == .replay)
         #expect(try CassetteRecording.mode(["CI": "true", "KAKAPO_RECORD": "all"]) == .all)
         #expect(try CassetteRecording.mode(["KAKAPO_RECORD": "NEW"]) == .new)
+        #expect(try CassetteRecording.mode(["KAKAPO_RECORD": "none"]) == .replay)
         #expect(throws: CassetteTestError.self) { try CassetteRecording.mode(["KAKAPO_RECORD": "sometimes"]) }
         #expect(CassetteRecording.upstream(["KAKAPO_UPSTREAM": "http://127.0.0.1:9"]) == "http://127.0.0.1:9")
     }
@@ -81,7 +82,7 @@ struct PerTestCassetteTests {
     func missingCassette() async throws {
         let directory = try Fixtures.temporaryDirectory()
         do {
-            try await withCassette("absent", in: directory, mode: ProxyMode.none) { _ in }
+            try await withCassette("absent", in: directory, mode: .replay) { _ in }
             Issue.record("a missing cassette did not fail")
         } catch let error as CassetteTestError {
             #expect(error.description.contains("absent.json does not exist and KAKAPO_RECORD=none does not record it"))

@@ -94,7 +94,7 @@ struct WebSocketCassetteTraitTests {
 
         // Replay: no upstream at all, and the same test body hears the same conversation.
         let replayed = Mutex<[String]>([])
-        try await Self.within(.cassette("Chat/conversation", in: directory, mode: ProxyMode.none)) {
+        try await Self.within(.cassette("Chat/conversation", in: directory, mode: .replay)) {
             let transcript = try await Self.chat()
             replayed.withLock { $0 = transcript }
         }
@@ -102,7 +102,7 @@ struct WebSocketCassetteTraitTests {
 
         // A client message the recording does not have closes 1008 and fails the test, naming the miss.
         do {
-            try await Self.within(.cassette("Chat/conversation", in: directory, mode: ProxyMode.none)) {
+            try await Self.within(.cassette("Chat/conversation", in: directory, mode: .replay)) {
                 let port = try #require(try await CassetteContext.current?.baseURL().port)
                 let client = try await WebSocketClient.connect(port: port, path: "/chat", subprotocols: ["chat.v1"])
                 defer { client.disconnect() }
@@ -144,7 +144,7 @@ struct WebSocketCassetteTraitTests {
             ])
         #expect(conversation.close == nil)
 
-        try await Self.within(.cassette("open", in: directory, mode: ProxyMode.none)) {
+        try await Self.within(.cassette("open", in: directory, mode: .replay)) {
             let port = try #require(try await CassetteContext.current?.baseURL().port)
             let client = try await WebSocketClient.connect(port: port, path: "/chat")
             defer { client.disconnect() }

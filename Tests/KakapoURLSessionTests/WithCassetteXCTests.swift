@@ -16,12 +16,12 @@ final class WithCassetteXCTests: XCTestCase {
         try FileManager.default.copyItem(
             atPath: "Tests/KakapoURLSessionTests/Fixtures/cassettes/TraitTests/replaysItsOwnCassette.json",
             toPath: directory + "/XCT/hello.json")
-        let body = try await withCassette("XCT/hello", in: directory, mode: ProxyMode.none) { cassette in
+        let body = try await withCassette("XCT/hello", in: directory, mode: .replay) { cassette in
             try await cassette.session.data(from: URL(string: "http://api.test/hello")!).0
         }
         XCTAssertEqual(String(decoding: body, as: UTF8.self), #"{"hello":"trait"}"#)
         do {
-            try await withCassette("XCT/hello", in: directory, mode: ProxyMode.none) { cassette in
+            try await withCassette("XCT/hello", in: directory, mode: .replay) { cassette in
                 _ = try await cassette.session.data(from: URL(string: "http://api.test/bye")!)
             }
             XCTFail("a miss did not throw")

@@ -34,7 +34,7 @@ let inProcessRate = try await measure(
     URLSession(configuration: inProcess.sessionConfiguration()), URL(string: "http://api.test" + path)!)
 await inProcess.shutdown()
 
-var configuration = ProxyConfiguration(port: 0, mode: .none, cassettePath: cassette)
+var configuration = ProxyConfiguration(port: 0, mode: .replay, cassettePath: cassette)
 configuration.threads = 1
 let server = try ProxyServer(configuration: configuration)
 let port = try await server.start()

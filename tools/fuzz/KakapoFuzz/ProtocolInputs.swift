@@ -109,7 +109,7 @@ enum ProtocolInputs {
         try? FileManager.default.removeItem(atPath: folder + "/protocols.json")
         try? FileManager.default.copyItem(atPath: root + "/protocols.json", toPath: folder + "/protocols.json")
         var configuration = ProxyConfiguration(
-            port: 0, mode: .none, cassettePath: root + "/protocols.json", idleTimeout: 5, requestReadTimeout: 5)
+            port: 0, mode: .replay, cassettePath: root + "/protocols.json", idleTimeout: 5, requestReadTimeout: 5)
         configuration.threads = 1
         configuration.streamTiming = .none
         configuration.sessionDirectory = folder

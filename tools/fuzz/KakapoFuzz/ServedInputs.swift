@@ -58,7 +58,7 @@ enum ServedInputs {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().path
         var configuration = ProxyConfiguration(
-            port: 0, mode: .none, cassettePath: root + "/cassettes/demo.json", idleTimeout: 5, requestReadTimeout: 5)
+            port: 0, mode: .replay, cassettePath: root + "/cassettes/demo.json", idleTimeout: 5, requestReadTimeout: 5)
         configuration.threads = 1
         do {
             let server = try ProxyServer(configuration: configuration)
