@@ -129,8 +129,26 @@ let package = Package(
         ),
         .target(name: "KakapoHAR", dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoCassette"]),
         .target(name: "KakapoUpstream", dependencies: ["KakapoHTTP", "CCurl"]),
-        // The engine: configuration and modes, the pipeline's layers, journal, admin API, Store resources,
-        // sessions. No NIO: Kakapo in process runs it with no event loop.
+        // Streamed answers: a live upstream stream on its way with backpressure, recorded streams played at
+        // their offsets and speed (`StreamTiming`), how a stream is recorded (events, lines, pieces).
+        .target(name: "KakapoStreams", dependencies: ["KakapoHTTP", "KakapoCassette", "KakapoUpstream", "KakapoGRPC"]),
+        // Record filters (`--record-only`, `--passthrough`): host and path patterns matched as upstreams read them.
+        .target(name: "KakapoRecordFilter", dependencies: ["KakapoHTTP", "KakapoUpstream"]),
+        // WebSocket conversations: RFC 6455 frames read from a recorded byte stream, permessage-deflate,
+        // recording a conversation, matching and replaying its messages. No NIO (the wire's framing is
+        // NIOWebSocket's, in KakapoProxy).
+        .target(
+            name: "KakapoWebSocket",
+            dependencies: [
+                "KakapoHTTP", "KakapoJSON", "KakapoCassette", "CZlib", .product(name: "Logging", package: "swift-log"),
+            ]),
+        // Store resources: REST collections over a Store (list, filter, sort, page, create, update, delete),
+        // a shared store's calls bounded in time, seeding once.
+        .target(
+            name: "KakapoResources",
+            dependencies: ["KakapoHTTP", "KakapoJSON", "KakapoRouter", "KakapoStore", "KakapoStubs"]),
+        // The engine: configuration and modes, the pipeline's layers, journal, admin API, sessions. No NIO:
+        // Kakapo in process runs it with no event loop.
         // The browser inspector's page (`/__kakapo/ui`): plain HTML, CSS and JavaScript modules in Web/, built
         // into the binary as byte arrays (no bundle to install beside it, no build step with npm).
         .target(name: "KakapoInspector", resources: [.embedInCode("Web")]),
@@ -138,7 +156,9 @@ let package = Package(
             name: "KakapoEngine",
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
-                "KakapoStubs", "CZlib", "KakapoInspector", "KakapoGRPC",
+                "KakapoStubs", "KakapoResources", "KakapoWebSocket", "KakapoRecordFilter", "KakapoStreams",
+                "KakapoInspector",
+                "KakapoGRPC",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -174,8 +194,7 @@ let package = Package(
             dependencies: [
                 "KakapoHTTP", "KakapoJSON", "KakapoCassette", "KakapoUpstream", "KakapoRouter", "KakapoStore",
                 "KakapoStubs", "KakapoRoutesFile", "KakapoEngine", "KakapoProxy", "KakapoURLSession", "KakapoClient",
-                "KakapoHAR",
-                "KakapoVerify",
+                "KakapoHAR", "KakapoVerify", "KakapoResources", "KakapoRecordFilter", "KakapoStreams",
             ]
         ),
         .executableTarget(
@@ -213,6 +232,22 @@ let package = Package(
         .testTarget(name: "KakapoCassetteTests", dependencies: ["KakapoCassette", "KakapoTestSupport"]),
         .testTarget(name: "KakapoRouterTests", dependencies: ["KakapoRouter", "KakapoTestSupport"]),
         .testTarget(name: "KakapoStoreTests", dependencies: ["KakapoStore"]),
+        .testTarget(
+            name: "KakapoWebSocketTests",
+            dependencies: [
+                "KakapoWebSocket", "KakapoCassette", "KakapoHTTP", "KakapoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(name: "KakapoHTTPTests", dependencies: ["KakapoHTTP"]),
+        .testTarget(name: "KakapoUpstreamTests", dependencies: ["KakapoUpstream"]),
+        .testTarget(
+            name: "KakapoStreamsTests",
+            dependencies: ["KakapoStreams", "KakapoCassette", "KakapoHTTP", "KakapoUpstream"]),
+        .testTarget(
+            name: "KakapoRecordFilterTests", dependencies: ["KakapoRecordFilter", "KakapoHTTP", "KakapoUpstream"]),
+        .testTarget(
+            name: "KakapoResourcesTests",
+            dependencies: ["KakapoResources", "KakapoHTTP", "KakapoJSON", "KakapoStore", "KakapoStubs"]),
         .testTarget(
             name: "KakapoURLSessionTests",
             dependencies: ["Kakapo", "KakapoTesting", "KakapoTestSupport", "kakapo-inprocess-thread-probe"],

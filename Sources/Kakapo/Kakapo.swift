@@ -6,9 +6,12 @@
 @_exported import KakapoHTTP
 @_exported import KakapoJSON
 @_exported import KakapoProxy
+@_exported import KakapoRecordFilter
+@_exported import KakapoResources
 @_exported import KakapoRouter
 @_exported import KakapoRoutesFile
 @_exported import KakapoStore
+@_exported import KakapoStreams
 @_exported import KakapoStubs
 @_exported import KakapoURLSession
 @_exported import KakapoUpstream

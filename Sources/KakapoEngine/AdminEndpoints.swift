@@ -1,6 +1,7 @@
 import Dispatch
 import KakapoHTTP
 import KakapoJSON
+import KakapoResources
 import KakapoRouter
 import KakapoStubs
 

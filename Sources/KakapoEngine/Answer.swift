@@ -1,6 +1,7 @@
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoStreams
 import KakapoStubs
 import KakapoUpstream
 
@@ -110,36 +111,4 @@ public struct Answer: Sendable {
         case .fault: return 0
         }
     }
-}
-
-extension HTTP.Response {
-    /// A JSON response laid out for people (errors and reports, read in terminals and logs), with a
-    /// trailing newline.
-    public static func json(_ value: JSONValue, status: Int) -> HTTP.Response {
-        HTTP.Response(status: status, headers: ["Content-Type": "application/json"], body: ErrorBody.readable(value))
-    }
-
-    /// `{"error": message}` with `status`: the one shape of every error Kakapo answers itself.
-    public static func error(_ message: String, status: Int) -> HTTP.Response {
-        .json(["error": .string(message)], status: status)
-    }
-
-    /// `{"error": message}` with the error's status.
-    static func error(_ error: any HTTPResponseError) -> HTTP.Response {
-        .error(error.message, status: error.status)
-    }
-}
-
-/// The bytes of Kakapo's own JSON bodies (errors, reports), for the engine and for transports that must
-/// write an error below their HTTP encoder.
-package enum ErrorBody {
-    /// `value` laid out for people, with a trailing newline.
-    package static func readable(_ value: JSONValue) -> [UInt8] {
-        var bytes = JSONWriter(layout: .readable).write(value)
-        bytes.append(UInt8(ascii: "\n"))
-        return bytes
-    }
-
-    /// `{"error": message}` laid out for people, with a trailing newline.
-    package static func error(_ message: String) -> [UInt8] { readable(["error": .string(message)]) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KakapoCassette
+import KakapoResources
 import KakapoRouter
 import KakapoUpstream
 import Logging

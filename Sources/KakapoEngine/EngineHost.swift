@@ -1,3 +1,4 @@
+import KakapoResources
 import KakapoRouter
 import KakapoUpstream
 

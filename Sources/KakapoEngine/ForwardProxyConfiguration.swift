@@ -1,3 +1,5 @@
+import KakapoRecordFilter
+
 /// How Kakapo works as a forward proxy (`--proxy`): clients send absolute URLs (`GET http://host/path`)
 /// and `CONNECT host:port`, and each request names its own upstream.
 public struct ForwardProxyConfiguration: Sendable {

@@ -1,4 +1,5 @@
 import Dispatch
+import KakapoStreams
 import KakapoUpstream
 import Synchronization
 

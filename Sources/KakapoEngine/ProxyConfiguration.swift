@@ -1,5 +1,7 @@
 import KakapoCassette
+import KakapoRecordFilter
 import KakapoStore
+import KakapoStreams
 import KakapoUpstream
 
 /// Everything a proxy run needs to know; the CLI builds one from its flags.

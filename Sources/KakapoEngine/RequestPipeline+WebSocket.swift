@@ -1,4 +1,5 @@
 import KakapoHTTP
+import KakapoWebSocket
 
 extension RequestPipeline {
     /// A client message that a conversation Kakapo plays did not expect (`WebSocketAction.miss`): logged as a

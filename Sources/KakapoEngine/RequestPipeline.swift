@@ -3,9 +3,13 @@ import KakapoCassette
 import KakapoGRPC
 import KakapoHTTP
 import KakapoJSON
+import KakapoRecordFilter
+import KakapoResources
 import KakapoRouter
+import KakapoStreams
 import KakapoStubs
 import KakapoUpstream
+import KakapoWebSocket
 import Logging
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoResources
 import Logging
 import Synchronization
 

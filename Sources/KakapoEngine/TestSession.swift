@@ -3,6 +3,8 @@ import Foundation
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoResources
+import KakapoStreams
 import Synchronization
 
 /// One cassette session opened through `POST /__kakapo/sessions`: a `CassetteSession` (playback order,

@@ -1,3 +1,5 @@
+import KakapoWebSocket
+
 /// How the engine answers a WebSocket upgrade: Kakapo plays the server side itself (a recorded
 /// conversation, a route's script), or the transport tunnels the connection to the upstream, recording
 /// the conversation when the mode records. The transport does the handshake and the framing; the engine

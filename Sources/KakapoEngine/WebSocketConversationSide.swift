@@ -1,6 +1,8 @@
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoStreams
+import KakapoWebSocket
 
 /// The server side of one replayed WebSocket conversation: plays the recording in its order. The server
 /// messages before the first client message go at their offsets from the open; once a client message

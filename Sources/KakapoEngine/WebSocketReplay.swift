@@ -1,5 +1,6 @@
 import KakapoCassette
 import KakapoHTTP
+import KakapoWebSocket
 
 /// Plays a recorded WebSocket conversation: the `101` names the recorded subprotocol when the client offers
 /// it, and each connection gets a `WebSocketConversationSide` that plays the recording in order.

@@ -1,5 +1,6 @@
 import KakapoHTTP
 import KakapoStubs
+import KakapoWebSocket
 import Logging
 
 /// The server side of a route's scripted WebSocket conversation, for one connection: the script's opening

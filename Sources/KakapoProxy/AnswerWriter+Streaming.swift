@@ -1,6 +1,7 @@
 import KakapoEngine
 import KakapoGRPC
 import KakapoHTTP
+import KakapoStreams
 import NIOCore
 import NIOHTTP1
 

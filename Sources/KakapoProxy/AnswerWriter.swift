@@ -1,5 +1,6 @@
 import KakapoEngine
 import KakapoHTTP
+import KakapoStreams
 import KakapoStubs
 import NIOCore
 import NIOHTTP1

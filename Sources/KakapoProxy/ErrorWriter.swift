@@ -1,4 +1,5 @@
 import KakapoEngine
+import KakapoRouter
 import NIOCore
 import NIOHTTP1
 

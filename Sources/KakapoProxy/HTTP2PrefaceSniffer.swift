@@ -1,4 +1,5 @@
 import KakapoEngine
+import KakapoRouter
 import NIOCore
 
 /// The first handler of a connection's HTTP handlers: it reads the client's first bytes and, when they are

@@ -1,5 +1,6 @@
 import KakapoEngine
 import KakapoHTTP
+import KakapoStreams
 import KakapoUpstream
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,6 @@
 import KakapoEngine
 import KakapoHTTP
+import KakapoWebSocket
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket

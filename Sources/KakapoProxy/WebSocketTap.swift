@@ -1,5 +1,6 @@
 import KakapoEngine
 import KakapoHTTP
+import KakapoWebSocket
 import NIOCore
 
 /// Listens in on one end of a recorded WebSocket tunnel: placed before the `TunnelHandler` (above TLS, so

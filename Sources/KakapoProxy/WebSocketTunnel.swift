@@ -1,4 +1,5 @@
 import KakapoEngine
+import KakapoWebSocket
 import NIOCore
 import NIOHTTP1
 

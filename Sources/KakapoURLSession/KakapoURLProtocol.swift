@@ -2,6 +2,7 @@ import Foundation
 import KakapoCassette
 import KakapoEngine
 import KakapoHTTP
+import KakapoStreams
 import Synchronization
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,5 @@
 import KakapoHTTP
+import KakapoRecordFilter
 
 /// Record filters (`--record-only`, `--passthrough`), in the modes that record, after routes and the Store
 /// and before the cassette: a request the filter keeps out is forwarded and answered live (source

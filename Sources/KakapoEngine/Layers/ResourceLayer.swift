@@ -1,3 +1,5 @@
+import KakapoResources
+
 /// REST resources backed by the Store: typed resources (`StoreResources.add`), then routes files'
 /// collections (a session's own Store when it has one).
 enum ResourceLayer: PipelineLayer {

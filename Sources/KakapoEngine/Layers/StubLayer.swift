@@ -1,3 +1,5 @@
+import KakapoWebSocket
+
 /// Declarative routes (routes files and the admin API), right after the Swift routes.
 enum StubLayer: PipelineLayer {
     static func step(_ exchange: inout Exchange, in pipeline: RequestPipeline) -> LayerStep {

@@ -1,7 +1,9 @@
 import KakapoCassette
 import KakapoHTTP
 import KakapoJSON
+import KakapoStreams
 import KakapoUpstream
+import KakapoWebSocket
 import Synchronization
 
 /// The upstream, through libcurl, in the modes that forward: the answer goes back as it arrives (a

@@ -1,4 +1,4 @@
-import Kakapo
+import KakapoStreams
 import Testing
 
 /// `StreamTiming`: `recorded`, `none` and speeds such as `4x`, read from text with every number checked.

@@ -11,6 +11,14 @@ public struct WebSocketDestination: Sendable, Equatable {
     /// The `Host` header the upstream gets.
     package let authority: String
 
+    package init(host: String, port: Int, secure: Bool, target: String, authority: String) {
+        self.host = host
+        self.port = port
+        self.secure = secure
+        self.target = target
+        self.authority = authority
+    }
+
     /// The request head as the upstream gets it: `Host` replaced, `Proxy-Authorization` dropped, every
     /// other field (the upgrade's `Connection`, `Upgrade` and `Sec-WebSocket-*` among them) kept.
     package func head(method: String, version: (major: Int, minor: Int), fields: [(String, String)]) -> String {

@@ -2,8 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import KakapoEngine
-@testable import KakapoProxy
+@testable import KakapoStreams
 @testable import KakapoUpstream
 
 /// A streamed answer keeps its bytes in order whenever the client's connection attaches to it.

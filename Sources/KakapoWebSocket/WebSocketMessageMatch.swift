@@ -9,14 +9,14 @@ import KakapoJSON
 /// (`LOGIN Bearer [REDACTED]`, a handshake token echoed) is compared with the live text cut the same way,
 /// with the live handshake's secrets, so the same client matches with a different token; a binary one that
 /// recording masked is compared with the live one masked the same way.
-struct WebSocketMessageMatch: Sendable {
+package struct WebSocketMessageMatch: Sendable {
     /// The pointers left out of both sides (`--ignore-body-field`, `--redact-json-pointer`).
     let ignoredFields: [JSONPointer]
     let redactor: Redactor
     /// The live upgrade request: its credentials are the ones a live message may echo.
     let handshake: HTTP.Request
 
-    init(matching: MatchOptions, redactor: Redactor, handshake: HTTP.Request) {
+    package init(matching: MatchOptions, redactor: Redactor, handshake: HTTP.Request) {
         ignoredFields = matching.ignoredBodyFields + redactor.jsonPointers
         self.redactor = redactor
         self.handshake = handshake
@@ -27,7 +27,7 @@ struct WebSocketMessageMatch: Sendable {
 
     /// Nil when `live` matches `recorded`; otherwise the first difference, as a phrase that follows
     /// "differs" (` at /price: 12 here, 11 recorded`).
-    func difference(_ live: WebSocketMessage.Payload, from recorded: WebSocketMessage.Payload) -> String? {
+    package func difference(_ live: WebSocketMessage.Payload, from recorded: WebSocketMessage.Payload) -> String? {
         switch (live, recorded) {
         case (.text(let live), .text(let recorded)):
             if live == recorded { return nil }

@@ -1,8 +1,8 @@
 import Foundation
 import KakapoCassette
-import KakapoEngine
 import KakapoHTTP
 import KakapoTestSupport
+import KakapoWebSocket
 import Logging
 import Synchronization
 import Testing

@@ -14,7 +14,7 @@ import Synchronization
 /// // GET /users/20 -> 200 {...}       PUT or PATCH /users/20 -> 200 {...}      DELETE /users/20 -> 204
 /// ```
 public final class StoreResources: Sendable {
-    let registry = RouterRegistry()
+    package let registry = RouterRegistry()
     private let stores = Mutex<[Store]>([])
     /// Resources declared in routes files, replaced as a whole when the files change.
     private let collections = Mutex<[CollectionResource]>([])
@@ -26,9 +26,9 @@ public final class StoreResources: Sendable {
     /// Where resources keep their entities when several instances share them; nil: this process's memory.
     public let shared: (any SharedDocumentStore)?
     /// How long a shared-store call may take before the request is answered 503, in seconds.
-    let sharedTimeout: Double
+    package let sharedTimeout: Double
 
-    init(shared: (any SharedDocumentStore)? = nil, sharedTimeout: Double = 5) {
+    package init(shared: (any SharedDocumentStore)? = nil, sharedTimeout: Double = 5) {
         self.shared = shared
         self.sharedTimeout = sharedTimeout
     }
@@ -135,11 +135,11 @@ public final class StoreResources: Sendable {
     }
 
     /// The definitions of the routes-file resources being served.
-    var collectionDefinitions: [JSONValue] { collections.withLock { $0.map(\.definition.definition) } }
+    package var collectionDefinitions: [JSONValue] { collections.withLock { $0.map(\.definition.definition) } }
 
     /// `DELETE /__kakapo/store` in memory: empties every attached store and puts the routes-file resources
     /// kept in memory back to their seed. Returns how many stores were reset.
-    func resetInMemory() -> Int {
+    package func resetInMemory() -> Int {
         let stores = attached
         for store in stores { store.reset() }
         for resource in collections.withLock({ $0 }) {
@@ -149,19 +149,19 @@ public final class StoreResources: Sendable {
     }
 
     /// Empties the shared store and restarts its ids, then puts the routes-file resources' seeds back.
-    func resetShared(_ shared: any SharedDocumentStore) async throws {
+    package func resetShared(_ shared: any SharedDocumentStore) async throws {
         let seeds = collections.withLock { resources in
             resources.map { (name: String($0.definition.path.dropFirst()), idField: $0.idField, documents: $0.seed) }
         }
         try await SharedStoreCall.run(timeout: sharedTimeout) { try await shared.reset(seeding: seeds) }
     }
 
+    /// Whether any json-server style collection is served.
+    package var hasCollections: Bool { collections.withLock { !$0.isEmpty } }
+
     /// The answer of a resource served from a collection (routes files; Swift ones with a shared store)
     /// for `request`: at once from memory, later from the shared store; nil when none is at its path.
-    /// Whether any json-server style collection is served.
-    var hasCollections: Bool { collections.withLock { !$0.isEmpty } }
-
-    func answerCollection(_ request: HTTP.Request) -> CollectionAnswer? {
+    package func answerCollection(_ request: HTTP.Request) -> CollectionAnswer? {
         guard collectionCount.load(ordering: .acquiring) > 0 else { return nil }
         let (_, path) = RouterRegistry.hostAndPath(request)
         for resource in collections.withLock({ $0 }) + typedCollections.withLock({ $0 }) {
@@ -208,7 +208,7 @@ public final class StoreResources: Sendable {
 }
 
 /// A collection resource's answer: ready now (memory), or after the shared store has answered.
-enum CollectionAnswer: Sendable {
+package enum CollectionAnswer: Sendable {
     case now(HTTP.Response)
     case later(@Sendable () async -> HTTP.Response)
 }

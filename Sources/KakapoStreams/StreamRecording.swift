@@ -4,7 +4,7 @@ import KakapoHTTP
 
 /// How a streamed upstream answer is recorded: as one body, or as timed chunks that replay with the
 /// gaps they arrived with.
-enum StreamRecording: Sendable, Equatable {
+package enum StreamRecording: Sendable, Equatable {
     /// As one body: an answer of announced length (a download), or one not recorded at all.
     case whole
     /// One chunk per server-sent event (`text/event-stream`).
@@ -21,11 +21,11 @@ enum StreamRecording: Sendable, Equatable {
 
     /// The gap between two arrivals that makes an answer of unknown length a stream; arrivals closer
     /// together than this are one piece.
-    static let pauseMilliseconds = 100.0
+    package static let pauseMilliseconds = 100.0
 
     /// How the answer with `headers` is recorded; `.whole` when nothing is recorded (`recording` false),
     /// so an endless stream in passthrough keeps nothing.
-    static func of(_ headers: HTTP.Headers, recording: Bool) -> StreamRecording {
+    package static func of(_ headers: HTTP.Headers, recording: Bool) -> StreamRecording {
         guard recording else { return .whole }
         if headers.announcesEventStream { return .events }
         if GRPC.isGRPC(contentType: headers["Content-Type"]) { return .messages }
@@ -43,7 +43,7 @@ enum StreamRecording: Sendable, Equatable {
 
     /// Takes the complete units (events or lines) off the front of `pending`, leaving a partial one
     /// there; nil for the kinds that are not cut by content.
-    func takeUnits(from pending: inout [UInt8]) -> [[UInt8]]? {
+    package func takeUnits(from pending: inout [UInt8]) -> [[UInt8]]? {
         switch self {
         case .events: ResponseChunk.takeEvents(from: &pending)
         case .lines: ResponseChunk.takeLines(from: &pending)

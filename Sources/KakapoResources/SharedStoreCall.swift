@@ -6,7 +6,7 @@ import Synchronization
 /// A call to the shared store that answers within a deadline: a database that went away makes the
 /// request fail with 503 and a JSON reason after `timeout` seconds instead of hanging. The call itself
 /// is left to finish or fail on its own.
-enum SharedStoreCall {
+package enum SharedStoreCall {
     struct Timeout: Error, CustomStringConvertible {
         let seconds: Double
         var description: String { "no answer from the database within \(JSONNumber(seconds)) s" }
@@ -17,7 +17,8 @@ enum SharedStoreCall {
         func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
     }
 
-    static func run<T: Sendable>(timeout: Double, _ operation: @escaping @Sendable () async throws -> T) async throws
+    package static func run<T: Sendable>(timeout: Double, _ operation: @escaping @Sendable () async throws -> T)
+        async throws
         -> T
     {
         try await withCheckedThrowingContinuation { continuation in
@@ -42,7 +43,7 @@ enum SharedStoreCall {
     }
 
     /// The answer when the database could not be used: 503 with the reason.
-    static func unavailable(_ error: any Error) -> HTTP.Response {
+    package static func unavailable(_ error: any Error) -> HTTP.Response {
         .error("the shared store is unavailable: \(error)", status: 503)
     }
 }

@@ -1,19 +1,19 @@
 /// Which hosts a record filter's pattern or an `--intercept` names: one host, the subdomains of a domain
 /// (`*.example.com`: any depth, not example.com itself), or any host. Hosts are compared lowercased.
-enum HostPattern: Hashable {
+package enum HostPattern: Hashable {
     case any
     case exactly(String)
     /// Hosts ending in this suffix, which starts with a dot.
     case subdomains(ofSuffix: String)
 
     /// `*.example.com` for the subdomains of example.com, else the one host `name` (lowercased).
-    init(name: String) {
+    package init(name: String) {
         let name = name.lowercased()
         self = name.hasPrefix("*.") ? .subdomains(ofSuffix: String(name.dropFirst())) : .exactly(name)
     }
 
     /// Whether `host` (lowercased) is one this pattern names.
-    func matches(_ host: String) -> Bool {
+    package func matches(_ host: String) -> Bool {
         switch self {
         case .any: true
         case .exactly(let name): host == name

@@ -22,9 +22,9 @@ public final class LiveResponse: Sendable {
     }
 
     /// How the answer is recorded.
-    let recording: StreamRecording
+    package let recording: StreamRecording
     /// How many bytes may be on their way to the client before the upstream is held.
-    let window: Int
+    package let window: Int
     private let resumer: TransferResumer
     private let started = ContinuousClock.now
     private let state: Mutex<State>
@@ -90,8 +90,9 @@ public final class LiveResponse: Sendable {
 
     /// `keepsPiecesForBreak`: an answer recorded in pieces keeps its bytes here too, so that it can be
     /// recorded if the upstream breaks it off (`--record-broken-streams`) or its client abandons it.
-    init(recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20, keepsPiecesForBreak: Bool = false)
-    {
+    package init(
+        recording: StreamRecording, resumer: TransferResumer, window: Int = 1 << 20, keepsPiecesForBreak: Bool = false
+    ) {
         var state = State()
         if keepsPiecesForBreak && recording == .pieces { state.piecesBody = [] }
         self.state = Mutex(state)
@@ -103,7 +104,7 @@ public final class LiveResponse: Sendable {
     /// Body bytes from the upstream (libcurl's thread): taken, refused for now (`.pause`: the client is
     /// more than `window` bytes behind; the transfer is resumed once it catches up and delivers them
     /// again), or `.stop` once the consumer is gone.
-    func append(_ bytes: [UInt8]) -> StreamDisposition {
+    package func append(_ bytes: [UInt8]) -> StreamDisposition {
         let offset = (ContinuousClock.now - started) / .milliseconds(1)
         let (disposition, consumer) = state.withLock { state -> (StreamDisposition, (@Sendable (Event) -> Void)?) in
             if state.cancelled { return (.stop, nil) }
@@ -149,7 +150,7 @@ public final class LiveResponse: Sendable {
 
     /// Runs `action` (once, on the thread that cancels) when the consumer leaves before the end: the client
     /// abandoned the stream. Runs at once when it already has.
-    func whenAbandoned(_ action: @escaping @Sendable () -> Void) {
+    package func whenAbandoned(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.cancelled { return !state.finished }
             state.onAbandoned = action
@@ -166,7 +167,7 @@ public final class LiveResponse: Sendable {
     package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// The body outgrew what is kept for a recording: the answer goes on, but is not recorded.
-    func dropKeptBody() {
+    package func dropKeptBody() {
         state.withLock { state in
             state.keptWhole = false
             state.piecesBody = nil
@@ -174,11 +175,11 @@ public final class LiveResponse: Sendable {
     }
 
     /// Whether the completion's response holds the whole body, so the answer can be recorded.
-    var isKeptWhole: Bool { state.withLock { $0.keptWhole } }
+    package var isKeptWhole: Bool { state.withLock { $0.keptWhole } }
 
     /// The upstream is done (`broken` when it failed): the consumer gets the end, and the recording its
     /// last chunk.
-    func finish(broken: Bool = false, trailers: HTTP.Headers = HTTP.Headers()) {
+    package func finish(broken: Bool = false, trailers: HTTP.Headers = HTTP.Headers()) {
         let (consumer, finished) = state.withLock { state -> ((@Sendable (Event) -> Void)?, [@Sendable () -> Void]) in
             state.finished = true
             state.onAbandoned = nil
@@ -199,7 +200,7 @@ public final class LiveResponse: Sendable {
     }
 
     /// Runs `action` once the upstream is done (`finish`), at once when it is already.
-    func whenFinished(_ action: @escaping @Sendable () -> Void) {
+    package func whenFinished(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.finished { return true }
             state.onFinished.append(action)
@@ -234,7 +235,7 @@ public final class LiveResponse: Sendable {
     /// The timed chunks to record for the answer whose whole body is `body`, with offsets from its first
     /// byte; nil to record the body whole (an answer of announced length, one that came at once, or one
     /// whose chunks do not add up to `body`).
-    func chunks(of body: [UInt8]) -> [ResponseChunk]? {
+    package func chunks(of body: [UInt8]) -> [ResponseChunk]? {
         let (events, pieces) = state.withLock { ($0.events, $0.pieces) }
         // A single piece is an answer that came at once: it is recorded whole.
         guard recording != .pieces || pieces.count > 1,
@@ -247,7 +248,7 @@ public final class LiveResponse: Sendable {
     /// The timed chunks to record for an answer the upstream broke off, with offsets from the first byte:
     /// the events or lines that came (the last one as far as it came), or the pieces that came when they were
     /// kept (`keepsPiecesForBreak`); nil when nothing came, or for an answer recorded whole.
-    func brokenChunks() -> [ResponseChunk]? {
+    package func brokenChunks() -> [ResponseChunk]? {
         let (events, pieces, body) = state.withLock { ($0.eventsSoFar, $0.pieces, $0.piecesBody) }
         guard let timed = cut(events: events, pieces: pieces, body: body), !timed.isEmpty else { return nil }
         return Self.fromFirstByte(timed)
@@ -257,7 +258,7 @@ public final class LiveResponse: Sendable {
     /// events or lines that came (the last one as far as it came, which the client had too), the whole gRPC
     /// messages that came, or the pieces that came when they were kept (`keepsPiecesForBreak`); empty when
     /// nothing came yet; nil for an answer recorded whole (of announced length) or one whose pieces were not kept.
-    func abandonedChunks() -> [ResponseChunk]? {
+    package func abandonedChunks() -> [ResponseChunk]? {
         let (events, complete, pieces, body) = state.withLock { ($0.eventsSoFar, $0.events, $0.pieces, $0.piecesBody) }
         // A part of a gRPC message is no message: the recording keeps whole ones, as a gRPC client reads them.
         let units = recording == .messages ? complete : events

@@ -3,8 +3,7 @@ import KakapoCassette
 import Synchronization
 import Testing
 
-@testable import KakapoEngine
-@testable import KakapoProxy
+@testable import KakapoStreams
 
 /// Issue 25, "Bounds": a recorded stream's offsets, however large, cannot trap when they are scheduled.
 @Suite("Trust: recorded stream offsets")

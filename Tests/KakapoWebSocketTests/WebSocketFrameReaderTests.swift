@@ -1,5 +1,5 @@
 import KakapoCassette
-import KakapoEngine
+import KakapoWebSocket
 import Testing
 
 /// The recorder's own RFC 6455 frame reader and permessage-deflate inflater, fed bytes as a tap sees them.

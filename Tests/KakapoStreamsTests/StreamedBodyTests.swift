@@ -3,8 +3,7 @@ import KakapoCassette
 import Synchronization
 import Testing
 
-@testable import KakapoEngine
-@testable import KakapoProxy
+@testable import KakapoStreams
 
 /// A recorded stream delivered without a socket: in order, with its gaps or at once, and cancellable.
 @Suite("Streamed bodies")
