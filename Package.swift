@@ -239,6 +239,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "KakapoHTTPTests", dependencies: ["KakapoHTTP"]),
+        .testTarget(
+            name: "KakapoVerifyTests", dependencies: ["KakapoVerify", "KakapoCassette", "KakapoHTTP", "KakapoJSON"]),
+        .testTarget(name: "KakapoStubsTests", dependencies: ["KakapoStubs"]),
         .testTarget(name: "KakapoUpstreamTests", dependencies: ["KakapoUpstream"]),
         .testTarget(
             name: "KakapoStreamsTests",
