@@ -96,14 +96,16 @@ extension CassetteSession {
     {
         let lock = try CassetteLock.acquire(for: path, purpose: .recording)
         do throws(CassetteError) {
-            return (try openJournal(of: path, loadedStamp: loadedStamp, lock: lock), lock)
+            return (try freshJournal(of: path, loadedStamp: loadedStamp, lock: lock), lock)
         } catch {
             lock.release()
             throw error
         }
     }
 
-    private static func openJournal(of path: String, loadedStamp: CassetteFileStamp, lock: CassetteLock)
+    /// The journal of a recording that starts under `lock`, once the file is as it was read and no other
+    /// recording has left a journal since.
+    private static func freshJournal(of path: String, loadedStamp: CassetteFileStamp, lock: CassetteLock)
         throws(CassetteError) -> CassetteJournal
     {
         if CassetteFileStamp.current(path) != loadedStamp {

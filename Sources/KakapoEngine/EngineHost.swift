@@ -1,6 +1,5 @@
 import KakapoResources
 import KakapoRouter
-import KakapoUpstream
 
 /// What serves an `Engine` (the socket server, Kakapo in process): its configuration, routes, resources and
 /// pipeline are the engine's, reached by the same names as on the engine.
@@ -21,13 +20,4 @@ extension EngineHost {
     public func register(_ baseURL: String) throws(RouterError) -> Router { try engine.register(baseURL) }
     /// REST resources backed by a Store: `server.resources.add(User.self, at: "/users", in: store)`.
     public var resources: StoreResources { engine.resources }
-}
-
-extension ProxyConfiguration {
-    /// The essentials of a configuration: a cassette (nil for none: routes and the Store only), a mode, and
-    /// an upstream for the modes that forward; everything else as `init` sets it.
-    public static func essentials(cassette: String?, mode: ProxyMode, upstream: String?) -> ProxyConfiguration {
-        ProxyConfiguration(
-            mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) })
-    }
 }

@@ -115,3 +115,12 @@ public struct ProxyConfiguration: Sendable {
         self.maximumAge = maximumAge
     }
 }
+
+extension ProxyConfiguration {
+    /// The essentials of a configuration: a cassette (nil for none: routes and the Store only), a mode, and
+    /// an upstream for the modes that forward; everything else as `init` sets it.
+    public static func essentials(cassette: String?, mode: ProxyMode, upstream: String?) -> ProxyConfiguration {
+        ProxyConfiguration(
+            mode: mode, cassettePath: cassette, upstream: upstream.map { UpstreamConfiguration(baseURL: $0) })
+    }
+}
